@@ -1,0 +1,241 @@
+/* main.c -- the kbv command line. The only file that calls exit().
+ *
+ * Exit status (docs/cli.md):
+ *   0  the candidate is verified
+ *   1  any other verdict (incorrect, overfit, hack, compile_error, runtime_error, timeout, crash)
+ *   2  usage error
+ *   3  the problem itself cannot be evaluated (its reference fails)
+ *   4  kbv could not run (no worker binary, no scratch space, no GPU for --device cuda)
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "eval.h"
+#include "proc.h"
+#include "result.h"
+
+enum { EXIT_VERIFIED = 0, EXIT_VERDICT = 1, EXIT_USAGE = 2, EXIT_PROBLEM = 3, EXIT_INTERNAL = 4 };
+
+#define KBV_VERSION "0.1.0"
+
+static const char *kDefaultProblem = "examples/problems/matmul_fp32.py";
+static const char *kDefaultCuda = "examples/candidates/matmul_fp32/honest_cuda.py";
+static const char *kDefaultCpu = "examples/candidates/matmul_fp32/honest_cpu.py";
+
+static void usage_main(FILE *f) {
+    fprintf(f, "usage: kbv <command> [options]\n"
+               "\n"
+               "KernelBench-Verified: does an LLM-written kernel really beat PyTorch?\n"
+               "\n"
+               "commands:\n"
+               "  eval      judge one candidate against one problem\n"
+               "  version   print kbv's version\n"
+               "\n"
+               "`kbv <command> --help` describes a command. Exit status: 0 verified, 1 another verdict,\n"
+               "2 usage error, 3 the problem cannot be evaluated, 4 kbv could not run.\n");
+}
+
+static void usage_eval(FILE *f) {
+    fprintf(f,
+            "usage: kbv eval [PROBLEM.py CANDIDATE.py] [options]\n"
+            "\n"
+            "Runs the problem's Model and the candidate's ModelNew in two separate worker processes on\n"
+            "the same inputs and compares their outputs. With no files, evaluates the built-in example\n"
+            "(%s with its CUDA candidate, or its CPU candidate with --device cpu).\n"
+            "\n"
+            "options:\n"
+            "  --device cuda|cpu|auto  where to run (default auto: cuda when an NVIDIA driver is present)\n"
+            "  --seed N                run seed (default: drawn at random, printed in the result)\n"
+            "  --timeout SECONDS       limit for each step: load/compile, build, each forward (default 300)\n"
+            "  --cases N               input sets from get_inputs() under derived seeds (default 3)\n"
+            "  --json FILE|-           write the result as one JSON object to FILE, or stdout with '-'\n"
+            "                          (the readable summary then goes to stderr)\n"
+            "  --cache-dir DIR         compile cache for load_inline (default ~/.cache/kbv/torch_extensions)\n"
+            "  --scratch DIR           where per-evaluation scratch folders go (default $TMPDIR or /tmp)\n"
+            "  --keep-scratch          keep the scratch folder (inputs, candidate outputs) for inspection\n"
+            "  --quiet                 no progress lines on stderr\n"
+            "  -h, --help              this text\n"
+            "\n"
+            "Statuses: verified, incorrect, overfit, hack, compile_error, runtime_error, timeout, crash,\n"
+            "and problem_error (exit 3). See docs/cli.md for the JSON fields.\n",
+            kDefaultProblem);
+}
+
+static int parse_num(const char *s, double lo, double hi, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+/* Path of kbv-worker: $KBV_WORKER, else beside this executable. */
+static int find_worker(char *out, size_t outlen) {
+    const char *env = getenv("KBV_WORKER");
+    if (env && *env) return snprintf(out, outlen, "%s", env) < (int)outlen ? 0 : -1;
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) return -1;
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (!slash) return -1;
+    *slash = '\0';
+    return snprintf(out, outlen, "%s/kbv-worker", self) < (int)outlen ? 0 : -1;
+}
+
+static int cmd_eval(int argc, char **argv) {
+    eval_opts o;
+    eval_opts_default(&o);
+    o.verbose = 1;
+    const char *json_path = NULL, *files[2] = {NULL, NULL};
+    int nfiles = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        double v;
+#define NEED_VALUE()                                                                   \
+    do {                                                                               \
+        if (!val) {                                                                    \
+            fprintf(stderr, "kbv eval: %s needs a value (see kbv eval --help)\n", a);  \
+            return EXIT_USAGE;                                                         \
+        }                                                                              \
+        i++;                                                                           \
+    } while (0)
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage_eval(stdout);
+            return 0;
+        } else if (strcmp(a, "--device") == 0) {
+            NEED_VALUE();
+            if (strcmp(val, "cuda") && strcmp(val, "cpu") && strcmp(val, "auto")) {
+                fprintf(stderr, "kbv eval: --device must be cuda, cpu or auto, not '%s'\n", val);
+                return EXIT_USAGE;
+            }
+            o.device = val;
+        } else if (strcmp(a, "--seed") == 0) {
+            NEED_VALUE();
+            char *end;
+            errno = 0;
+            unsigned long long s = strtoull(val, &end, 0);
+            if (errno || end == val || *end || val[0] == '-') {
+                fprintf(stderr, "kbv eval: --seed needs a non-negative integer, not '%s'\n", val);
+                return EXIT_USAGE;
+            }
+            o.have_seed = 1, o.seed = s;
+        } else if (strcmp(a, "--timeout") == 0) {
+            NEED_VALUE();
+            if (parse_num(val, 0.1, 86400, &v) < 0) {
+                fprintf(stderr, "kbv eval: --timeout needs seconds between 0.1 and 86400, not '%s'\n", val);
+                return EXIT_USAGE;
+            }
+            o.timeout_s = v;
+        } else if (strcmp(a, "--cases") == 0) {
+            NEED_VALUE();
+            if (parse_num(val, 1, 1000, &v) < 0 || v != (int)v) {
+                fprintf(stderr, "kbv eval: --cases needs an integer from 1 to 1000, not '%s'\n", val);
+                return EXIT_USAGE;
+            }
+            o.ncases = (int)v;
+        } else if (strcmp(a, "--json") == 0) {
+            NEED_VALUE();
+            json_path = val;
+        } else if (strcmp(a, "--cache-dir") == 0) {
+            NEED_VALUE();
+            o.cache_dir = val;
+        } else if (strcmp(a, "--scratch") == 0) {
+            NEED_VALUE();
+            o.scratch_base = val;
+        } else if (strcmp(a, "--keep-scratch") == 0) {
+            o.keep_scratch = 1;
+        } else if (strcmp(a, "--quiet") == 0) {
+            o.verbose = 0;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "kbv eval: unknown option '%s' (see kbv eval --help)\n", a);
+            return EXIT_USAGE;
+        } else if (nfiles < 2) {
+            files[nfiles++] = a;
+        } else {
+            fprintf(stderr, "kbv eval: too many arguments: '%s' (expected PROBLEM.py CANDIDATE.py)\n", a);
+            return EXIT_USAGE;
+        }
+#undef NEED_VALUE
+    }
+    if (nfiles == 1) {
+        fprintf(stderr, "kbv eval: give both PROBLEM.py and CANDIDATE.py, or neither for the built-in example\n");
+        return EXIT_USAGE;
+    }
+    int to_stdout = json_path && strcmp(json_path, "-") == 0;
+    char worker[PATH_MAX];
+    if (find_worker(worker, sizeof worker) < 0) {
+        fprintf(stderr, "kbv: cannot locate kbv-worker (set KBV_WORKER)\n");
+        return EXIT_INTERNAL;
+    }
+    o.worker = worker;
+    if (nfiles == 0) {
+        o.problem = kDefaultProblem;
+        int cpu = strcmp(o.device, "cpu") == 0 || (strcmp(o.device, "auto") == 0 && access("/dev/nvidiactl", F_OK) != 0);
+        o.candidate = cpu ? kDefaultCpu : kDefaultCuda;
+        if (access(o.problem, R_OK) < 0) {
+            fprintf(stderr, "kbv eval: the built-in example %s is not here: run kbv from the repository root, "
+                            "or give PROBLEM.py CANDIDATE.py\n", o.problem);
+            return EXIT_USAGE;
+        }
+        if (o.verbose) fprintf(stderr, "kbv: no files given; evaluating the built-in example %s\n", o.candidate);
+    } else {
+        o.problem = files[0], o.candidate = files[1];
+    }
+    kbv_err err = {{0}};
+    if (proc_init_reaper(&err) < 0) {
+        fprintf(stderr, "kbv: %s\n", err.msg);
+        return EXIT_INTERNAL;
+    }
+    kbv_result r;
+    result_init(&r);
+    if (eval_run(&o, &r, &err) < 0) {
+        fprintf(stderr, "kbv: %s\n", err.msg);
+        result_free(&r);
+        return EXIT_INTERNAL;
+    }
+    result_print(&r, to_stdout ? stderr : stdout);
+    int code = r.status == KBV_VERIFIED ? EXIT_VERIFIED : r.status == KBV_PROBLEM_ERROR ? EXIT_PROBLEM : EXIT_VERDICT;
+    if (json_path) {
+        json_t *j = result_to_json(&r);
+        int bad = !j;
+        if (j && to_stdout) {
+            bad = json_dumpf(j, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII) < 0 || fputc('\n', stdout) == EOF ||
+                  fflush(stdout) == EOF;
+        } else if (j) {
+            bad = json_dump_file(j, json_path, JSON_INDENT(2) | JSON_ENSURE_ASCII) < 0;
+        }
+        json_decref(j);
+        if (bad) {
+            fprintf(stderr, "kbv: cannot write JSON to %s\n", json_path);
+            code = EXIT_INTERNAL;
+        }
+    }
+    result_free(&r);
+    return code;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage_main(stderr);
+        exit(EXIT_USAGE);
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+        usage_main(stdout);
+        exit(0);
+    }
+    if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+        printf("kbv %s\n", KBV_VERSION);
+        exit(0);
+    }
+    if (strcmp(cmd, "eval") == 0) exit(cmd_eval(argc - 2, argv + 2));
+    fprintf(stderr, "kbv: unknown command '%s' (see kbv --help)\n", cmd);
+    exit(EXIT_USAGE);
+}

@@ -1,0 +1,347 @@
+/* proc.c -- spawn and supervise worker processes.
+ *
+ * Design notes:
+ * - The child calls setsid(), so kill(-pid) reaches everything it forked unless that
+ *   called setsid() again; such escapees are reparented to kbv (a subreaper) and killed
+ *   by pid in reap_orphans().
+ * - All of kbv's pipe ends are non-blocking and read in one poll() loop, so a child that
+ *   floods stdout while kbv waits for a reply cannot block either side.
+ * - Nothing here decides a verdict: callers map proc_result and wait statuses to one.
+ */
+#include "proc.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_LIVE 64
+static pid_t live[MAX_LIVE]; /* workers kbv is supervising (not orphans) */
+
+static void live_add(pid_t pid) {
+    for (int i = 0; i < MAX_LIVE; i++)
+        if (!live[i]) {
+            live[i] = pid;
+            return;
+        }
+}
+
+static void live_del(pid_t pid) {
+    for (int i = 0; i < MAX_LIVE; i++)
+        if (live[i] == pid) live[i] = 0;
+}
+
+static int is_live(pid_t pid) {
+    for (int i = 0; i < MAX_LIVE; i++)
+        if (live[i] == pid) return 1;
+    return 0;
+}
+
+int proc_init_reaper(kbv_err *err) {
+    signal(SIGPIPE, SIG_IGN); /* a dead worker must not kill kbv through a write */
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+        return kbv_seterr(err, "prctl(PR_SET_CHILD_SUBREAPER): %s", strerror(errno));
+    return 0;
+}
+
+void proc_capture_init(kbv_capture *c, size_t cap) {
+    memset(c, 0, sizeof *c);
+    kbv_buf_init(&c->head);
+    c->cap = cap;
+    c->tail_cap = cap / 4 > 0 ? cap / 4 : 1;
+}
+
+void proc_capture_add(kbv_capture *c, const char *data, size_t n) {
+    c->total += n;
+    size_t room = c->head.len < c->cap ? c->cap - c->head.len : 0;
+    size_t take = n < room ? n : room;
+    if (take && kbv_buf_append(&c->head, data, take) < 0) take = 0;
+    data += take, n -= take;
+    if (!n) return;
+    if (!c->tail && !(c->tail = malloc(c->tail_cap))) return;
+    if (n >= c->tail_cap) { /* only the last tail_cap bytes matter */
+        memcpy(c->tail, data + n - c->tail_cap, c->tail_cap);
+        c->tail_len = c->tail_cap, c->tail_pos = 0;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        c->tail[c->tail_pos] = data[i];
+        c->tail_pos = (c->tail_pos + 1) % c->tail_cap;
+        if (c->tail_len < c->tail_cap) c->tail_len++;
+    }
+}
+
+void proc_capture_free(kbv_capture *c) {
+    kbv_buf_free(&c->head);
+    free(c->tail);
+    c->tail = NULL;
+}
+
+char *proc_capture_text(const kbv_capture *c) {
+    kbv_buf b;
+    kbv_buf_init(&b);
+    kbv_buf_append(&b, c->head.data ? c->head.data : "", c->head.len);
+    size_t omitted = c->total - c->head.len - c->tail_len;
+    if (omitted) kbv_buf_printf(&b, "\n[... %zu bytes omitted ...]\n", omitted);
+    if (c->tail_len) {
+        size_t start = c->tail_len < c->tail_cap ? 0 : c->tail_pos;
+        for (size_t i = 0; i < c->tail_len; i++) kbv_buf_append(&b, &c->tail[(start + i) % c->tail_cap], 1);
+    }
+    if (!b.data) kbv_buf_append(&b, "", 0);
+    return b.data;
+}
+
+void proc_describe_status(int wstatus, char *out, size_t outlen) {
+    if (WIFEXITED(wstatus)) snprintf(out, outlen, "exited with status %d", WEXITSTATUS(wstatus));
+    else if (WIFSIGNALED(wstatus))
+        snprintf(out, outlen, "killed by signal %d (%s)", WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
+    else snprintf(out, outlen, "ended with wait status %d", wstatus);
+}
+
+static int cloexec_pipe(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
+
+static void close_fd(int *fd) {
+    if (*fd >= 0) close(*fd);
+    *fd = -1;
+}
+
+int proc_spawn(kbv_proc *p, char *const argv[], char *const envp[], const char *cwd, size_t cap, kbv_err *err) {
+    memset(p, 0, sizeof *p);
+    p->cmd_fd = p->reply_fd = p->out_fd = p->err_fd = -1;
+    proto_reader_init(&p->reader);
+    proc_capture_init(&p->out, cap);
+    proc_capture_init(&p->err, cap);
+    int cmd[2] = {-1, -1}, rep[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, st[2] = {-1, -1};
+    if (cloexec_pipe(cmd) < 0 || cloexec_pipe(rep) < 0 || cloexec_pipe(out) < 0 || cloexec_pipe(er) < 0 ||
+        cloexec_pipe(st) < 0) {
+        int e = errno;
+        int *all[] = {cmd, rep, out, er, st};
+        for (int i = 0; i < 5; i++) close_fd(&all[i][0]), close_fd(&all[i][1]);
+        return kbv_seterr(err, "pipe: %s", strerror(e));
+    }
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        int *all[] = {cmd, rep, out, er, st};
+        for (int i = 0; i < 5; i++) close_fd(&all[i][0]), close_fd(&all[i][1]);
+        return kbv_seterr(err, "fork: %s", strerror(e));
+    }
+    if (pid == 0) {
+        /* Child: only async-signal-safe calls until execve. */
+        int code = 0;
+        setsid();
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent) _exit(127);
+        int devnull = open("/dev/null", O_RDONLY);
+        /* Move the child's ends above the target numbers first, so dup2 cannot clobber. */
+        int c_cmd = fcntl(cmd[0], F_DUPFD, 10), c_rep = fcntl(rep[1], F_DUPFD, 10);
+        int c_out = fcntl(out[1], F_DUPFD, 10), c_err = fcntl(er[1], F_DUPFD, 10);
+        if (devnull < 0 || c_cmd < 0 || c_rep < 0 || c_out < 0 || c_err < 0 || dup2(devnull, 0) < 0 ||
+            dup2(c_out, 1) < 0 || dup2(c_err, 2) < 0 || dup2(c_cmd, PROTO_CMD_FD) < 0 ||
+            dup2(c_rep, PROTO_REPLY_FD) < 0) {
+            code = errno;
+            goto fail;
+        }
+        struct rlimit core = {0, 0};
+        setrlimit(RLIMIT_CORE, &core);
+        if (cwd && chdir(cwd) < 0) {
+            code = errno;
+            goto fail;
+        }
+        /* Every fd above the protocol's is closed (the status pipe is close-on-exec). */
+        for (int fd = PROTO_REPLY_FD + 1; fd < 1024; fd++)
+            if (fd != st[1]) close(fd);
+        execve(argv[0], argv, envp);
+        code = errno;
+    fail:
+        if (write(st[1], &code, sizeof code) < 0) _exit(126);
+        _exit(127);
+    }
+    close_fd(&cmd[0]), close_fd(&rep[1]), close_fd(&out[1]), close_fd(&er[1]), close_fd(&st[1]);
+    int code = 0;
+    ssize_t r;
+    do r = read(st[0], &code, sizeof code);
+    while (r < 0 && errno == EINTR);
+    close_fd(&st[0]);
+    p->pid = pid, p->cmd_fd = cmd[1], p->reply_fd = rep[0], p->out_fd = out[0], p->err_fd = er[0];
+    live_add(pid);
+    fcntl(p->reply_fd, F_SETFL, O_NONBLOCK);
+    fcntl(p->out_fd, F_SETFL, O_NONBLOCK);
+    fcntl(p->err_fd, F_SETFL, O_NONBLOCK);
+    if (r > 0) {
+        proc_kill(p);
+        return kbv_seterr(err, "cannot start %s: %s", argv[0], strerror(code));
+    }
+    return 0;
+}
+
+/* Read what is available on fd; returns 0 at EOF (fd closed), 1 otherwise. */
+static int drain(int *fd, kbv_capture *cap, proto_reader *reader) {
+    char chunk[65536];
+    for (int rounds = 0; rounds < 64; rounds++) {
+        ssize_t r = read(*fd, chunk, sizeof chunk);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return 1; /* EAGAIN */
+        if (r == 0) {
+            close_fd(fd);
+            return 0;
+        }
+        if (cap) proc_capture_add(cap, chunk, (size_t)r);
+        if (reader) proto_reader_feed(reader, chunk, (size_t)r);
+    }
+    return 1;
+}
+
+static int try_wait(kbv_proc *p, int block) {
+    if (p->exited || !p->pid) return 1;
+    int st;
+    pid_t r;
+    do r = waitpid(p->pid, &st, block ? 0 : WNOHANG);
+    while (r < 0 && errno == EINTR);
+    if (r == p->pid) {
+        p->exited = 1, p->wstatus = st;
+        live_del(p->pid);
+        return 1;
+    }
+    return 0;
+}
+
+proc_result proc_request(kbv_proc *p, const json_t *msg, double timeout_s, json_t **reply, kbv_err *err) {
+    *reply = NULL;
+    if (msg) {
+        if (p->cmd_fd < 0) return kbv_seterr(err, "worker's command pipe is closed"), PROC_DIED;
+        /* A worker that stopped reading could block this write: commands are small, and the
+         * pipe buffer (64 KiB) holds any one of them. */
+        if (proto_send(p->cmd_fd, msg, err) < 0) {
+            try_wait(p, 0);
+            return PROC_DIED;
+        }
+    }
+    double deadline = kbv_now() + timeout_s;
+    for (;;) {
+        char *line;
+        size_t len;
+        int got = proto_reader_next(&p->reader, &line, &len);
+        if (got < 0) return kbv_seterr(err, "worker wrote an over-long line on the control pipe"), PROC_PROTOCOL;
+        if (got > 0) {
+            int rc = proto_parse(line, len, reply, err);
+            free(line);
+            return rc < 0 ? PROC_PROTOCOL : PROC_OK;
+        }
+        if (p->reply_fd < 0) {
+            /* Control pipe closed: the worker died or closed it. Give it a moment to exit. */
+            for (int i = 0; i < 200 && !try_wait(p, 0); i++) {
+                if (p->out_fd >= 0) drain(&p->out_fd, &p->out, NULL);
+                if (p->err_fd >= 0) drain(&p->err_fd, &p->err, NULL);
+                usleep(10000);
+            }
+            if (!p->exited) kbv_seterr(err, "worker closed its control pipe");
+            return PROC_DIED;
+        }
+        double left = deadline - kbv_now();
+        if (left <= 0) return kbv_seterr(err, "no reply within %.1f s", timeout_s), PROC_TIMEOUT;
+        struct pollfd fds[3] = {{p->reply_fd, POLLIN, 0}, {p->out_fd, POLLIN, 0}, {p->err_fd, POLLIN, 0}};
+        int ms = left > 1.0 ? 1000 : (int)(left * 1000) + 1;
+        int n = poll(fds, 3, ms);
+        if (n < 0 && errno != EINTR) return kbv_seterr(err, "poll: %s", strerror(errno)), PROC_ERROR;
+        if (p->out_fd >= 0 && fds[1].revents) drain(&p->out_fd, &p->out, NULL);
+        if (p->err_fd >= 0 && fds[2].revents) drain(&p->err_fd, &p->err, NULL);
+        if (fds[0].revents) drain(&p->reply_fd, NULL, &p->reader);
+        if (n == 0 && try_wait(p, 0)) {
+            /* Exited without closing the pipe cleanly (a forked child may still hold it). */
+            drain(&p->reply_fd, NULL, &p->reader);
+            if (proto_reader_next(&p->reader, &line, &len) > 0) {
+                int rc = proto_parse(line, len, reply, err);
+                free(line);
+                return rc < 0 ? PROC_PROTOCOL : PROC_OK;
+            }
+            return PROC_DIED;
+        }
+    }
+}
+
+/* Kill every child of kbv that is not a supervised worker: processes that a worker's
+ * descendants detached (setsid) and that were reparented to kbv. */
+static void reap_orphans(void) {
+    pid_t self = getpid();
+    for (int round = 0; round < 50; round++) {
+        int found = 0;
+        DIR *d = opendir("/proc");
+        if (!d) return;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            char *end;
+            long pid = strtol(e->d_name, &end, 10);
+            if (*end || pid <= 0) continue;
+            char path[64], buf[512];
+            snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+            int fd = open(path, O_RDONLY | O_CLOEXEC);
+            if (fd < 0) continue;
+            ssize_t n = read(fd, buf, sizeof buf - 1);
+            close(fd);
+            if (n <= 0) continue;
+            buf[n] = '\0';
+            char *rp = strrchr(buf, ')'); /* "pid (comm) state ppid ..." */
+            char state;
+            long ppid;
+            if (!rp || sscanf(rp + 1, " %c %ld", &state, &ppid) != 2) continue;
+            if (ppid != self || is_live((pid_t)pid)) continue;
+            found = 1;
+            kill((pid_t)pid, SIGKILL);
+            kill((pid_t)-pid, SIGKILL);
+            waitpid((pid_t)pid, NULL, state == 'Z' ? WNOHANG : 0);
+        }
+        closedir(d);
+        if (!found) return;
+    }
+}
+
+void proc_kill(kbv_proc *p) {
+    if (p->pid > 0) {
+        kill(-p->pid, SIGKILL);
+        kill(p->pid, SIGKILL);
+        try_wait(p, 1);
+        kill(-p->pid, SIGKILL); /* group members that outlived the leader */
+        live_del(p->pid);
+    }
+    reap_orphans();
+    close_fd(&p->cmd_fd);
+    /* Drain what the child wrote before it died; no writer is left, so this ends. */
+    for (int i = 0; i < 1000 && (p->out_fd >= 0 || p->err_fd >= 0 || p->reply_fd >= 0); i++) {
+        struct pollfd fds[3] = {{p->out_fd, POLLIN, 0}, {p->err_fd, POLLIN, 0}, {p->reply_fd, POLLIN, 0}};
+        if (poll(fds, 3, 20) <= 0) break;
+        if (p->out_fd >= 0 && fds[0].revents) drain(&p->out_fd, &p->out, NULL);
+        if (p->err_fd >= 0 && fds[1].revents) drain(&p->err_fd, &p->err, NULL);
+        if (p->reply_fd >= 0 && fds[2].revents) drain(&p->reply_fd, NULL, NULL);
+    }
+    close_fd(&p->out_fd), close_fd(&p->err_fd), close_fd(&p->reply_fd);
+}
+
+void proc_finish(kbv_proc *p, double grace_s) {
+    close_fd(&p->cmd_fd); /* the worker exits at EOF on its command pipe */
+    double deadline = kbv_now() + grace_s;
+    while (!try_wait(p, 0) && kbv_now() < deadline) {
+        struct pollfd fds[2] = {{p->out_fd, POLLIN, 0}, {p->err_fd, POLLIN, 0}};
+        poll(fds, 2, 10);
+        if (p->out_fd >= 0 && fds[0].revents) drain(&p->out_fd, &p->out, NULL);
+        if (p->err_fd >= 0 && fds[1].revents) drain(&p->err_fd, &p->err, NULL);
+    }
+    proc_kill(p);
+}
+
+void proc_free(kbv_proc *p) {
+    if (p->pid > 0 && !p->exited) proc_kill(p);
+    close_fd(&p->cmd_fd), close_fd(&p->reply_fd), close_fd(&p->out_fd), close_fd(&p->err_fd);
+    proto_reader_free(&p->reader);
+    proc_capture_free(&p->out);
+    proc_capture_free(&p->err);
+    p->pid = 0;
+}

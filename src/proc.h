@@ -1,0 +1,70 @@
+/* proc.h -- worker processes: spawn, talk, time out, kill, capture output.
+ *
+ * A kbv_proc is one child started in its own session and process group, with its control
+ * pipes on fds 3 (commands) and 4 (replies), stdin on /dev/null, and stdout/stderr read by
+ * kbv into size-capped captures (first and last bytes kept, the middle counted). The child
+ * gets SIGKILL if kbv dies (PR_SET_PDEATHSIG). kbv is a child subreaper, so processes a
+ * worker leaves behind become kbv's children and proc_kill() reaps them too.
+ * This file knows nothing about Python or tensors.
+ */
+#ifndef KBV_PROC_H
+#define KBV_PROC_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "proto.h"
+#include "util.h"
+
+typedef struct kbv_capture {
+    kbv_buf head;      /* the first cap bytes */
+    char *tail;        /* ring of the last tail_cap bytes after head filled */
+    size_t tail_cap, tail_len, tail_pos;
+    size_t cap;        /* bytes kept in head */
+    size_t total;      /* bytes the child wrote in all */
+} kbv_capture;
+
+typedef struct kbv_proc {
+    pid_t pid;         /* child pid, also its process-group and session id; 0 when none */
+    int cmd_fd;        /* kbv writes commands here (child's fd 3) */
+    int reply_fd;      /* kbv reads replies here (child's fd 4) */
+    int out_fd, err_fd;
+    proto_reader reader;
+    kbv_capture out, err;
+    int exited;        /* 1 once waitpid collected the child */
+    int wstatus;       /* its wait status when exited */
+} kbv_proc;
+
+typedef enum proc_result {
+    PROC_OK = 0,       /* a reply arrived */
+    PROC_TIMEOUT,      /* no reply within the time allowed */
+    PROC_DIED,         /* the child exited or was killed (see wstatus) */
+    PROC_PROTOCOL,     /* the child wrote something that is not a valid message */
+    PROC_ERROR         /* kbv itself failed (err says how) */
+} proc_result;
+
+/* Make the calling process a child subreaper and ignore SIGPIPE (call once, at start-up). */
+int proc_init_reaper(kbv_err *err);
+
+/* Start argv[0] (a path) with envp in cwd; output captures keep cap bytes each. */
+int proc_spawn(kbv_proc *p, char *const argv[], char *const envp[], const char *cwd, size_t cap, kbv_err *err);
+/* Send msg (if non-NULL) and wait up to timeout_s seconds for one reply. */
+proc_result proc_request(kbv_proc *p, const json_t *msg, double timeout_s, json_t **reply, kbv_err *err);
+/* Kill the child's process group and any orphan it left, wait for them, drain output. */
+void proc_kill(kbv_proc *p);
+/* Ask politely (close the command pipe), wait up to grace_s, then proc_kill. */
+void proc_finish(kbv_proc *p, double grace_s);
+void proc_free(kbv_proc *p);
+
+/* "exited with status 3", "killed by signal 11 (Segmentation fault)". */
+void proc_describe_status(int wstatus, char *out, size_t outlen);
+/* Captured output as text: head, a "[... N bytes omitted ...]" line, tail. Caller frees. */
+char *proc_capture_text(const kbv_capture *c);
+
+/* Capture primitives (exposed for tests). */
+void proc_capture_init(kbv_capture *c, size_t cap);
+void proc_capture_add(kbv_capture *c, const char *data, size_t n);
+void proc_capture_free(kbv_capture *c);
+
+#endif

@@ -1,0 +1,126 @@
+/* proto.c -- framing and validation of kbv <-> kbv-worker control messages.
+ *
+ * The worker runs untrusted code that can write anything to the reply fd, so the reader
+ * must survive garbage: bounded lines, strict JSON, an object with a known shape.
+ */
+#include "proto.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void proto_reader_init(proto_reader *r) { memset(r, 0, sizeof *r); }
+
+void proto_reader_free(proto_reader *r) {
+    free(r->buf);
+    memset(r, 0, sizeof *r);
+}
+
+int proto_reader_feed(proto_reader *r, const char *data, size_t n) {
+    if (r->overflow) return 0; /* the stream is already judged broken; drop input */
+    if (r->len + n + 1 > r->cap) {
+        size_t cap = r->cap ? r->cap : 4096;
+        while (cap < r->len + n + 1) cap *= 2;
+        char *p = realloc(r->buf, cap);
+        if (!p) return -1;
+        r->buf = p, r->cap = cap;
+    }
+    memcpy(r->buf + r->len, data, n);
+    r->len += n;
+    /* A partial line that is already too long can never become a valid message. */
+    if (r->len > PROTO_MAX_LINE && !memchr(r->buf, '\n', PROTO_MAX_LINE + 1)) {
+        r->overflow = 1;
+        free(r->buf);
+        r->buf = NULL, r->len = r->cap = 0;
+    }
+    return 0;
+}
+
+int proto_reader_next(proto_reader *r, char **line, size_t *len) {
+    if (r->overflow) return -1;
+    char *nl = r->len ? memchr(r->buf, '\n', r->len) : NULL;
+    if (!nl) {
+        if (r->len > PROTO_MAX_LINE) {
+            r->overflow = 1;
+            return -1;
+        }
+        return 0;
+    }
+    size_t n = (size_t)(nl - r->buf);
+    if (n > PROTO_MAX_LINE) {
+        r->overflow = 1;
+        return -1;
+    }
+    char *out = malloc(n + 1);
+    if (!out) return -1;
+    memcpy(out, r->buf, n);
+    out[n] = '\0';
+    memmove(r->buf, nl + 1, r->len - n - 1);
+    r->len -= n + 1;
+    *line = out;
+    if (len) *len = n;
+    return 1;
+}
+
+int proto_parse(const char *line, size_t len, json_t **out, kbv_err *err) {
+    *out = NULL;
+    if (len > PROTO_MAX_LINE) return kbv_seterr(err, "message longer than %u bytes", PROTO_MAX_LINE);
+    json_error_t je;
+    json_t *msg = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
+    if (!msg) return kbv_seterr(err, "malformed message (%s at byte %d)", je.text, je.position);
+    if (!json_is_object(msg)) {
+        json_decref(msg);
+        return kbv_seterr(err, "message is not a JSON object");
+    }
+    json_t *op = json_object_get(msg, "op"), *ok = json_object_get(msg, "ok");
+    if (!(op && json_is_string(op)) && !(ok && json_is_boolean(ok))) {
+        json_decref(msg);
+        return kbv_seterr(err, "message has neither a string \"op\" nor a boolean \"ok\"");
+    }
+    if (ok && json_is_false(ok)) {
+        json_t *kind = json_object_get(msg, "kind"), *m = json_object_get(msg, "message");
+        if (!json_is_string(kind) || !json_is_string(m)) {
+            json_decref(msg);
+            return kbv_seterr(err, "failure reply lacks string \"kind\" and \"message\"");
+        }
+    }
+    *out = msg;
+    return 0;
+}
+
+int proto_send(int fd, const json_t *msg, kbv_err *err) {
+    char *s = json_dumps(msg, JSON_COMPACT | JSON_ENSURE_ASCII);
+    if (!s) return kbv_seterr(err, "cannot encode message");
+    size_t n = strlen(s);
+    if (n > PROTO_MAX_LINE) {
+        free(s);
+        return kbv_seterr(err, "message of %zu bytes exceeds the protocol limit", n);
+    }
+    int rc = kbv_write_all(fd, s, n);
+    if (rc == 0) rc = kbv_write_all(fd, "\n", 1);
+    int e = errno;
+    free(s);
+    return rc < 0 ? kbv_seterr(err, "cannot send message: %s", strerror(e)) : 0;
+}
+
+int proto_get_str(const json_t *msg, const char *key, const char **out, kbv_err *err) {
+    json_t *v = json_object_get(msg, key);
+    if (!json_is_string(v)) return kbv_seterr(err, "field \"%s\" missing or not a string", key);
+    *out = json_string_value(v);
+    return 0;
+}
+
+int proto_get_int(const json_t *msg, const char *key, long long *out, kbv_err *err) {
+    json_t *v = json_object_get(msg, key);
+    if (!json_is_integer(v)) return kbv_seterr(err, "field \"%s\" missing or not an integer", key);
+    *out = (long long)json_integer_value(v);
+    return 0;
+}
+
+json_t *proto_ok(void) { return json_pack("{s:b}", "ok", 1); }
+
+json_t *proto_fail(const char *kind, const char *message, const char *traceback) {
+    json_t *m = json_pack("{s:b, s:s, s:s}", "ok", 0, "kind", kind, "message", message ? message : "");
+    if (m && traceback && *traceback) json_object_set_new(m, "traceback", json_string(traceback));
+    return m;
+}

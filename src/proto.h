@@ -1,0 +1,53 @@
+/* proto.h -- the control protocol between kbv and kbv-worker.
+ *
+ * Messages are single lines of JSON (one object, '\n'-terminated, at most
+ * PROTO_MAX_LINE bytes). kbv writes commands on the worker's fd 3; the worker writes
+ * replies on its fd 4. Tensor data never travels here: it goes through .kbt files in the
+ * scratch folder (tensor.h). The commands and replies are listed in docs/protocol.md.
+ * This file only frames, parses and validates; it does not run anything.
+ */
+#ifndef KBV_PROTO_H
+#define KBV_PROTO_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "util.h"
+
+#define PROTO_VERSION 1
+#define PROTO_CMD_FD 3   /* worker reads commands here */
+#define PROTO_REPLY_FD 4 /* worker writes replies here */
+#define PROTO_MAX_LINE (1u << 20)
+
+/* Accumulates bytes from a stream and hands out complete lines. */
+typedef struct proto_reader {
+    char *buf;
+    size_t len, cap;
+    int overflow; /* set once a line longer than PROTO_MAX_LINE was seen */
+} proto_reader;
+
+void proto_reader_init(proto_reader *r);
+void proto_reader_free(proto_reader *r);
+/* Append raw bytes read from the stream. */
+int proto_reader_feed(proto_reader *r, const char *data, size_t n);
+/* Take the next complete line (without '\n') into *line (caller frees); 1 if one was
+ * taken, 0 if none is complete yet, -1 on an over-long line. */
+int proto_reader_next(proto_reader *r, char **line, size_t *len);
+
+/* Parse one line into a JSON object that has a string "op" (a command) or a boolean
+ * "ok" (a reply). Anything else is a protocol error with a message saying what. */
+int proto_parse(const char *line, size_t len, json_t **out, kbv_err *err);
+
+/* Write msg as one line on fd. */
+int proto_send(int fd, const json_t *msg, kbv_err *err);
+
+/* Field access with type checks; each returns -1 and fills err if absent or mistyped. */
+int proto_get_str(const json_t *msg, const char *key, const char **out, kbv_err *err);
+int proto_get_int(const json_t *msg, const char *key, long long *out, kbv_err *err);
+
+/* Standard replies. */
+json_t *proto_ok(void);
+/* kind: "load", "python", "cuda", "protocol", "io", "usage". */
+json_t *proto_fail(const char *kind, const char *message, const char *traceback);
+
+#endif

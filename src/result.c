@@ -1,0 +1,156 @@
+/* result.c -- evaluation results: bookkeeping, JSON (the CLI contract) and the summary.
+ * Formats only; never decides anything.
+ */
+#include "result.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *kNames[KBV_STATUS_COUNT] = {
+    "verified", "incorrect", "overfit", "hack", "compile_error", "runtime_error", "timeout", "crash", "problem_error",
+};
+
+const char *kbv_status_name(kbv_status s) { return s >= 0 && s < KBV_STATUS_COUNT ? kNames[s] : "unknown"; }
+
+void result_init(kbv_result *r) {
+    memset(r, 0, sizeof *r);
+    kbv_buf_init(&r->errors);
+}
+
+void result_free(kbv_result *r) {
+    free(r->cases), free(r->flags);
+    kbv_buf_free(&r->errors);
+    free(r->candidate_stdout), free(r->candidate_stderr), free(r->reference_stderr);
+    memset(r, 0, sizeof *r);
+}
+
+kbv_case *result_add_case(kbv_result *r) {
+    kbv_case *c = realloc(r->cases, sizeof *c * (size_t)(r->ncases + 1));
+    if (!c) return NULL;
+    r->cases = c;
+    memset(&c[r->ncases], 0, sizeof *c);
+    return &c[r->ncases++];
+}
+
+void result_add_flag(kbv_result *r, const char *id, const char *severity, const char *fmt, ...) {
+    kbv_flag *f = realloc(r->flags, sizeof *f * (size_t)(r->nflags + 1));
+    if (!f) return;
+    r->flags = f;
+    f = &f[r->nflags++];
+    snprintf(f->id, sizeof f->id, "%s", id);
+    snprintf(f->severity, sizeof f->severity, "%s", severity);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->message, sizeof f->message, fmt, ap);
+    va_end(ap);
+}
+
+void result_add_error(kbv_result *r, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) >= 0) {
+        if (r->errors.len) kbv_buf_append(&r->errors, "\n", 1);
+        kbv_buf_append(&r->errors, s, strlen(s));
+        free(s);
+    }
+    va_end(ap);
+}
+
+/* JSON strings must be UTF-8: captured output may not be. Replace invalid bytes by '?'. */
+static json_t *text(const char *s) {
+    if (!s) return json_null();
+    json_t *j = json_string(s);
+    if (j) return j;
+    char *c = strdup(s);
+    if (!c) return json_null();
+    for (unsigned char *p = (unsigned char *)c; *p; p++)
+        if (*p >= 0x80) *p = '?';
+    j = json_string(c);
+    free(c);
+    return j ? j : json_null();
+}
+
+static json_t *file_json(const kbv_file_id *f) {
+    return json_pack("{s:o, s:o, s:o}", "path", text(f->path), "name", text(f->name), "sha256",
+                     f->sha256[0] ? json_string(f->sha256) : json_null());
+}
+
+json_t *result_to_json(const kbv_result *r) {
+    json_t *o = json_object();
+    json_object_set_new(o, "status", json_string(kbv_status_name(r->status)));
+    json_object_set_new(o, "problem", file_json(&r->problem));
+    json_object_set_new(o, "candidate", file_json(&r->candidate));
+    json_object_set_new(o, "device", json_string(r->device));
+    char seed[32];
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)r->seed);
+    json_object_set_new(o, "seed", json_string(seed)); /* a string: 64-bit seeds exceed JSON's safe integers */
+    json_t *cases = json_array();
+    for (int i = 0; i < r->ncases; i++) {
+        const kbv_case *c = &r->cases[i];
+        snprintf(seed, sizeof seed, "%llu", (unsigned long long)c->seed);
+        json_t *cj = json_pack("{s:s, s:s, s:b, s:b}", "distribution", c->distribution, "seed", seed, "evaluated",
+                               c->evaluated, "passed", c->passed);
+        json_object_set_new(cj, "max_abs_err", c->evaluated ? json_real(c->max_abs_err) : json_null());
+        json_object_set_new(cj, "max_rel_err", c->evaluated ? json_real(c->max_rel_err) : json_null());
+        json_object_set_new(cj, "tolerance", json_pack("{s:f, s:f}", "atol", c->atol, "rtol", c->rtol));
+        if (c->detail[0]) json_object_set_new(cj, "detail", text(c->detail));
+        json_array_append_new(cases, cj);
+    }
+    json_object_set_new(o, "cases", cases);
+    json_t *flags = json_array();
+    for (int i = 0; i < r->nflags; i++)
+        json_array_append_new(flags, json_pack("{s:s, s:s, s:o}", "id", r->flags[i].id, "severity",
+                                               r->flags[i].severity, "message", text(r->flags[i].message)));
+    json_object_set_new(o, "flags", flags);
+    json_object_set_new(o, "errors", text(r->errors.data ? r->errors.data : ""));
+    json_object_set_new(o, "output", json_pack("{s:o, s:o, s:o}", "candidate_stdout", text(r->candidate_stdout),
+                                               "candidate_stderr", text(r->candidate_stderr), "reference_stderr",
+                                               text(r->reference_stderr)));
+    json_object_set_new(o, "environment", json_pack("{s:o, s:o, s:o}", "python", text(r->python), "torch",
+                                                    text(r->torch), "gpu", r->gpu[0] ? text(r->gpu) : json_null()));
+    json_object_set_new(o, "wall_s", json_real(r->wall_s));
+    return o;
+}
+
+void result_print(const kbv_result *r, FILE *f) {
+    fprintf(f, "kbv eval: %s\n", kbv_status_name(r->status));
+    fprintf(f, "  problem    %s (sha256 %.12s)\n", r->problem.path, r->problem.sha256[0] ? r->problem.sha256 : "-");
+    fprintf(f, "  candidate  %s (sha256 %.12s)\n", r->candidate.path,
+            r->candidate.sha256[0] ? r->candidate.sha256 : "-");
+    fprintf(f, "  device     %s%s%s%s, torch %s, seed %llu\n", r->device, r->gpu[0] ? " (" : "", r->gpu,
+            r->gpu[0] ? ")" : "", r->torch[0] ? r->torch : "?", (unsigned long long)r->seed);
+    for (int i = 0; i < r->ncases; i++) {
+        const kbv_case *c = &r->cases[i];
+        if (!c->evaluated) {
+            fprintf(f, "  case %-2d %-9s not evaluated\n", i, c->distribution);
+            continue;
+        }
+        fprintf(f, "  case %-2d %-9s %-4s  max_abs_err %.3g  max_rel_err %.3g  (atol %g, rtol %g)%s%s\n", i,
+                c->distribution, c->passed ? "pass" : "FAIL", c->max_abs_err, c->max_rel_err, c->atol, c->rtol,
+                c->detail[0] ? "\n      " : "", c->detail);
+    }
+    for (int i = 0; i < r->nflags; i++)
+        fprintf(f, "  flag [%s] %s: %s\n", r->flags[i].severity, r->flags[i].id, r->flags[i].message);
+    if (r->errors.len) {
+        /* The last lines carry the exception; keep the summary short. */
+        const char *e = r->errors.data;
+        size_t n = r->errors.len;
+        const char *start = e;
+        int lines = 0;
+        for (const char *p = e + n; p > e; p--)
+            if (p[-1] == '\n' && ++lines == 12) {
+                start = p;
+                break;
+            }
+        fprintf(f, "  errors%s:\n", start != e ? " (last lines; --json has all)" : "");
+        for (const char *p = start; *p;) {
+            const char *nl = strchr(p, '\n');
+            int len = nl ? (int)(nl - p) : (int)strlen(p);
+            fprintf(f, "    %.*s\n", len, p);
+            p = nl ? nl + 1 : p + len;
+        }
+    }
+    fprintf(f, "  time       %.1f s\n", r->wall_s);
+}

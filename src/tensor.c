@@ -1,0 +1,219 @@
+/* tensor.c -- dtype table, host tensors and the .kbt file format.
+ *
+ * .kbt layout (little-endian, see docs/formats.md):
+ *   0  char[8]  magic "KBVTNSR1"
+ *   8  u32      dtype (kbv_dtype)
+ *   12 u32      ndim (<= KBV_MAX_DIMS)
+ *   16 u64      nbytes of data
+ *   24 i64[ndim] shape, then i64[ndim] strides (elements)
+ *   data starts at the next multiple of 64 bytes, C-contiguous.
+ * Does not: convert dtypes, move data to a device, or compare values (judge.c does).
+ */
+#include "tensor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char kMagic[8] = {'K', 'B', 'V', 'T', 'N', 'S', 'R', '1'};
+
+static const struct {
+    const char *name;
+    size_t size;
+    int is_float;
+} kDtypes[KBV_DT_COUNT] = {
+    [KBV_DT_INVALID] = {"invalid", 0, 0}, [KBV_DT_BOOL] = {"bool", 1, 0},
+    [KBV_DT_U8] = {"uint8", 1, 0},        [KBV_DT_I8] = {"int8", 1, 0},
+    [KBV_DT_I16] = {"int16", 2, 0},       [KBV_DT_I32] = {"int32", 4, 0},
+    [KBV_DT_I64] = {"int64", 8, 0},       [KBV_DT_F16] = {"float16", 2, 1},
+    [KBV_DT_BF16] = {"bfloat16", 2, 1},   [KBV_DT_F32] = {"float32", 4, 1},
+    [KBV_DT_F64] = {"float64", 8, 1},
+};
+
+const char *kbv_dtype_name(kbv_dtype dt) {
+    return dt > KBV_DT_INVALID && dt < KBV_DT_COUNT ? kDtypes[dt].name : "invalid";
+}
+
+kbv_dtype kbv_dtype_from_name(const char *name) {
+    if (!name) return KBV_DT_INVALID;
+    if (strncmp(name, "torch.", 6) == 0) name += 6;
+    for (int i = 1; i < KBV_DT_COUNT; i++)
+        if (strcmp(name, kDtypes[i].name) == 0) return (kbv_dtype)i;
+    return KBV_DT_INVALID;
+}
+
+size_t kbv_dtype_size(kbv_dtype dt) { return dt > 0 && dt < KBV_DT_COUNT ? kDtypes[dt].size : 0; }
+int kbv_dtype_is_float(kbv_dtype dt) { return dt > 0 && dt < KBV_DT_COUNT && kDtypes[dt].is_float; }
+
+int64_t kbv_tensor_numel(const kbv_tensor *t) {
+    int64_t n = 1;
+    for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
+    return n;
+}
+
+static int check_shape(kbv_dtype dt, int ndim, const int64_t *shape, size_t *nbytes, kbv_err *err) {
+    if (!kbv_dtype_size(dt)) return kbv_seterr(err, "unsupported dtype %d", (int)dt);
+    if (ndim < 0 || ndim > KBV_MAX_DIMS) return kbv_seterr(err, "tensor has %d dimensions (at most %d)", ndim, KBV_MAX_DIMS);
+    uint64_t n = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0) return kbv_seterr(err, "negative dimension %lld", (long long)shape[i]);
+        if (shape[i] && n > (UINT64_MAX / 16) / (uint64_t)shape[i]) return kbv_seterr(err, "tensor too large");
+        n *= (uint64_t)shape[i];
+    }
+    *nbytes = (size_t)(n * kbv_dtype_size(dt));
+    return 0;
+}
+
+int kbv_tensor_alloc(kbv_tensor *t, kbv_dtype dt, int ndim, const int64_t *shape, kbv_err *err) {
+    size_t nbytes;
+    memset(t, 0, sizeof *t);
+    if (check_shape(dt, ndim, shape, &nbytes, err) < 0) return -1;
+    t->dtype = dt, t->ndim = ndim, t->nbytes = nbytes;
+    int64_t s = 1;
+    for (int i = ndim - 1; i >= 0; i--) t->shape[i] = shape[i], t->strides[i] = s, s *= shape[i] ? shape[i] : 1;
+    t->data = calloc(1, nbytes ? nbytes : 1);
+    if (!t->data) return kbv_seterr(err, "out of memory allocating %zu bytes", nbytes);
+    return 0;
+}
+
+void kbv_tensor_free(kbv_tensor *t) {
+    if (!t) return;
+    if (t->mapped && t->data) munmap(t->data, t->nbytes ? t->nbytes : 1);
+    else free(t->data);
+    t->data = NULL, t->nbytes = 0, t->mapped = 0;
+}
+
+float kbv_half_to_float(uint16_t h) {
+    int sign = h >> 15, ex = (h >> 10) & 31, man = h & 1023;
+    float v;
+    if (ex == 0) v = ldexpf((float)man, -24);
+    else if (ex == 31) v = man ? NAN : INFINITY;
+    else v = ldexpf((float)(man | 1024), ex - 25);
+    return sign ? -v : v;
+}
+
+float kbv_bf16_to_float(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+double kbv_tensor_get(const kbv_tensor *t, int64_t i) {
+    const char *p = (const char *)t->data;
+    switch (t->dtype) {
+    case KBV_DT_BOOL: return ((const uint8_t *)p)[i] != 0;
+    case KBV_DT_U8: return ((const uint8_t *)p)[i];
+    case KBV_DT_I8: return ((const int8_t *)p)[i];
+    case KBV_DT_I16: return ((const int16_t *)p)[i];
+    case KBV_DT_I32: return ((const int32_t *)p)[i];
+    case KBV_DT_I64: return (double)((const int64_t *)p)[i];
+    case KBV_DT_F16: return kbv_half_to_float(((const uint16_t *)p)[i]);
+    case KBV_DT_BF16: return kbv_bf16_to_float(((const uint16_t *)p)[i]);
+    case KBV_DT_F32: return ((const float *)p)[i];
+    case KBV_DT_F64: return ((const double *)p)[i];
+    default: return NAN;
+    }
+}
+
+void kbv_tensor_shape_str(const kbv_tensor *t, char *out, size_t outlen) {
+    size_t o = 0;
+    o += (size_t)snprintf(out + o, o < outlen ? outlen - o : 0, "[");
+    for (int i = 0; i < t->ndim; i++)
+        o += (size_t)snprintf(out + o, o < outlen ? outlen - o : 0, "%s%lld", i ? ", " : "", (long long)t->shape[i]);
+    snprintf(out + o, o < outlen ? outlen - o : 0, "]");
+}
+
+static size_t header_size(int ndim) { return (24 + 16 * (size_t)ndim + 63) / 64 * 64; }
+
+int kbv_tensor_save(const kbv_tensor *t, const char *path, kbv_err *err) {
+    size_t nbytes;
+    if (check_shape(t->dtype, t->ndim, t->shape, &nbytes, err) < 0) return kbv_wraperr(err, "%s", path);
+    if (nbytes != t->nbytes) return kbv_seterr(err, "%s: data size %zu does not match shape (%zu)", path, t->nbytes, nbytes);
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) return kbv_seterr(err, "%s: path too long", path);
+    unsigned char hdr[24 + 16 * KBV_MAX_DIMS + 64];
+    size_t hlen = header_size(t->ndim);
+    memset(hdr, 0, sizeof hdr);
+    memcpy(hdr, kMagic, 8);
+    uint32_t u32 = (uint32_t)t->dtype;
+    memcpy(hdr + 8, &u32, 4);
+    u32 = (uint32_t)t->ndim;
+    memcpy(hdr + 12, &u32, 4);
+    uint64_t u64 = nbytes;
+    memcpy(hdr + 16, &u64, 8);
+    memcpy(hdr + 24, t->shape, 8 * (size_t)t->ndim);
+    memcpy(hdr + 24 + 8 * (size_t)t->ndim, t->strides, 8 * (size_t)t->ndim);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return kbv_seterr(err, "%s: %s", tmp, strerror(errno));
+    if (kbv_write_all(fd, hdr, hlen) < 0 || kbv_write_all(fd, t->data, nbytes) < 0) {
+        int e = errno;
+        close(fd), unlink(tmp);
+        return kbv_seterr(err, "%s: write failed: %s", tmp, strerror(e));
+    }
+    if (close(fd) < 0 || rename(tmp, path) < 0) {
+        int e = errno;
+        unlink(tmp);
+        return kbv_seterr(err, "%s: %s", path, strerror(e));
+    }
+    return 0;
+}
+
+int kbv_tensor_load(kbv_tensor *t, const char *path, kbv_err *err) {
+    memset(t, 0, sizeof *t);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return kbv_seterr(err, "%s: %s", path, strerror(errno));
+    struct stat st;
+    unsigned char hdr[24];
+    if (fstat(fd, &st) < 0 || kbv_read_full(fd, hdr, sizeof hdr) < 0) {
+        close(fd);
+        return kbv_seterr(err, "%s: truncated tensor file", path);
+    }
+    uint32_t dt, ndim;
+    uint64_t nbytes;
+    memcpy(&dt, hdr + 8, 4), memcpy(&ndim, hdr + 12, 4), memcpy(&nbytes, hdr + 16, 8);
+    if (memcmp(hdr, kMagic, 8) != 0 || dt == 0 || dt >= KBV_DT_COUNT || ndim > KBV_MAX_DIMS) {
+        close(fd);
+        return kbv_seterr(err, "%s: not a kbv tensor file", path);
+    }
+    t->dtype = (kbv_dtype)dt, t->ndim = (int)ndim;
+    if (kbv_read_full(fd, t->shape, 8 * ndim) < 0 || kbv_read_full(fd, t->strides, 8 * ndim) < 0) {
+        close(fd);
+        return kbv_seterr(err, "%s: truncated tensor header", path);
+    }
+    size_t expect, hlen = header_size((int)ndim);
+    if (check_shape(t->dtype, t->ndim, t->shape, &expect, err) < 0) {
+        close(fd);
+        return kbv_wraperr(err, "%s", path);
+    }
+    if (expect != nbytes || (uint64_t)st.st_size != hlen + nbytes) {
+        close(fd);
+        return kbv_seterr(err, "%s: size %lld does not match its header", path, (long long)st.st_size);
+    }
+    t->nbytes = nbytes;
+    if (nbytes == 0) {
+        close(fd);
+        t->data = calloc(1, 1);
+        return t->data ? 0 : kbv_seterr(err, "out of memory");
+    }
+    /* Large tensors get their own anonymous mapping (returned to the system on free). */
+    void *d = mmap(NULL, nbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (d == MAP_FAILED) {
+        close(fd);
+        return kbv_seterr(err, "%s: out of memory for %zu bytes", path, (size_t)nbytes);
+    }
+    if (lseek(fd, (off_t)hlen, SEEK_SET) < 0 || kbv_read_full(fd, d, nbytes) < 0) {
+        int e = errno;
+        close(fd), munmap(d, nbytes);
+        return kbv_seterr(err, "%s: read failed: %s", path, strerror(e));
+    }
+    close(fd);
+    t->data = d, t->mapped = 1;
+    return 0;
+}

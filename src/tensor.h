@@ -1,0 +1,67 @@
+/* tensor.h -- kbv's tensor values and their file format (.kbt).
+ *
+ * A kbv_tensor is a dense, C-contiguous host copy of one tensor, with the shape and the
+ * strides (in elements) the tensor had where it was produced, so stride checks can be made
+ * after the copy. Tensors travel between processes as .kbt files in the evaluation's scratch
+ * folder; docs/formats.md documents the layout. This file does not know about DLPack or
+ * CUDA: the worker converts (src/worker/dl.c).
+ */
+#ifndef KBV_TENSOR_H
+#define KBV_TENSOR_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#include "util.h"
+
+#define KBV_MAX_DIMS 16
+
+typedef enum kbv_dtype {
+    KBV_DT_INVALID = 0,
+    KBV_DT_BOOL,
+    KBV_DT_U8,
+    KBV_DT_I8,
+    KBV_DT_I16,
+    KBV_DT_I32,
+    KBV_DT_I64,
+    KBV_DT_F16,
+    KBV_DT_BF16,
+    KBV_DT_F32,
+    KBV_DT_F64,
+    KBV_DT_COUNT
+} kbv_dtype;
+
+typedef struct kbv_tensor {
+    kbv_dtype dtype;
+    int ndim;
+    int64_t shape[KBV_MAX_DIMS];
+    int64_t strides[KBV_MAX_DIMS]; /* elements, as produced; contiguous data is always stored */
+    void *data;                    /* numel * dtype size bytes, C order; owned (malloc/mmap) */
+    size_t nbytes;
+    int mapped;                    /* 1 when data is an mmap of a file (kbv_tensor_free unmaps) */
+} kbv_tensor;
+
+/* Torch's name of a dtype ("float32", "int64", "bool", ...) and back. */
+const char *kbv_dtype_name(kbv_dtype dt);
+kbv_dtype kbv_dtype_from_name(const char *name);
+size_t kbv_dtype_size(kbv_dtype dt);
+int kbv_dtype_is_float(kbv_dtype dt);
+
+int64_t kbv_tensor_numel(const kbv_tensor *t);
+/* Allocate zeroed host storage for t's shape and dtype (strides set contiguous). */
+int kbv_tensor_alloc(kbv_tensor *t, kbv_dtype dt, int ndim, const int64_t *shape, kbv_err *err);
+void kbv_tensor_free(kbv_tensor *t);
+/* Element i (C order) as a double; integers and bools convert exactly up to 2^53. */
+double kbv_tensor_get(const kbv_tensor *t, int64_t i);
+/* Shape as text, e.g. "[64, 128]". */
+void kbv_tensor_shape_str(const kbv_tensor *t, char *out, size_t outlen);
+
+/* Write t to path (created 0600, replaced atomically) / read it back (data is mmapped). */
+int kbv_tensor_save(const kbv_tensor *t, const char *path, kbv_err *err);
+int kbv_tensor_load(kbv_tensor *t, const char *path, kbv_err *err);
+
+/* Half-precision conversions (round to nearest even) used by loaders and tests. */
+float kbv_half_to_float(uint16_t h);
+float kbv_bf16_to_float(uint16_t h);
+
+#endif

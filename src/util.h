@@ -1,0 +1,68 @@
+/* util.h -- error values, strings, files and scratch folders shared by kbv and kbv-worker.
+ *
+ * Errors are values: a function that can fail returns 0 on success and -1 on failure and
+ * fills a kbv_err with a one-line message naming what failed. Nothing here exits.
+ */
+#ifndef KBV_UTIL_H
+#define KBV_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct kbv_err {
+    char msg[1024]; /* one line, NUL-terminated; empty when no error was set */
+} kbv_err;
+
+#if defined(__GNUC__)
+#define KBV_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define KBV_PRINTF(a, b)
+#endif
+
+/* Fill err (if non-NULL) and return -1, so callers can write `return kbv_seterr(...)`. */
+int kbv_seterr(kbv_err *err, const char *fmt, ...) KBV_PRINTF(2, 3);
+/* Prefix an already-set message: "prefix: old message". Returns -1. */
+int kbv_wraperr(kbv_err *err, const char *fmt, ...) KBV_PRINTF(2, 3);
+
+/* Growable byte string, always NUL-terminated. len excludes the terminator. */
+typedef struct kbv_buf {
+    char *data;
+    size_t len;
+    size_t cap;
+} kbv_buf;
+
+void kbv_buf_init(kbv_buf *b);
+void kbv_buf_free(kbv_buf *b);
+int kbv_buf_append(kbv_buf *b, const void *data, size_t n);
+int kbv_buf_printf(kbv_buf *b, const char *fmt, ...) KBV_PRINTF(2, 3);
+
+/* Read a whole file into *out (NUL-terminated, caller frees); *len gets its size. */
+int kbv_read_file(const char *path, char **out, size_t *len, kbv_err *err);
+/* Write all of data to fd, retrying on EINTR and short writes. */
+int kbv_write_all(int fd, const void *data, size_t n);
+/* Read exactly n bytes from fd; returns -1 on error or early EOF. */
+int kbv_read_full(int fd, void *data, size_t n);
+
+/* Create a fresh private folder under base (or $TMPDIR, or /tmp) named kbv-XXXXXX. */
+int kbv_mkscratch(const char *base, char *out, size_t outlen, kbv_err *err);
+/* Remove a folder tree; follows no symbolic links. Returns 0 if it is gone. */
+int kbv_rmtree(const char *path);
+
+/* SHA-256 of a file's bytes as 64 lowercase hex digits (out must hold 65 bytes). */
+int kbv_sha256_file(const char *path, char out[65], kbv_err *err);
+int kbv_sha256_hex(const void *data, size_t n, char out[65]);
+
+/* Monotonic clock in seconds. */
+double kbv_now(void);
+/* 64 random bits from the kernel's generator. */
+int kbv_random_u64(uint64_t *out);
+/* SplitMix64: a fixed bijective mixer used to derive per-case seeds from the run seed. */
+uint64_t kbv_mix64(uint64_t x);
+
+/* Absolute, normalised path of an existing file (realpath); out holds PATH_MAX bytes. */
+int kbv_abspath(const char *path, char *out, size_t outlen, kbv_err *err);
+/* Base name without folder and without a trailing ".py". */
+void kbv_stem(const char *path, char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,252 @@
+/* dl.c -- DLPack exchange between kbv's host tensors and torch (see dl.h). */
+#include "dl.h"
+
+#include <dlpack/dlpack.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../gpu/gpu.h"
+
+#ifndef KBV_DL_BOOL
+#define KBV_DL_BOOL 6 /* kDLBool, DLPack >= 0.8; Debian 12 ships 0.6 */
+#endif
+
+static int to_dl_dtype(kbv_dtype dt, DLDataType *o) {
+    o->lanes = 1;
+    switch (dt) {
+    case KBV_DT_BOOL: /* crosses as uint8, converted with .to(torch.bool) */
+    case KBV_DT_U8: o->code = kDLUInt, o->bits = 8; return 0;
+    case KBV_DT_I8: o->code = kDLInt, o->bits = 8; return 0;
+    case KBV_DT_I16: o->code = kDLInt, o->bits = 16; return 0;
+    case KBV_DT_I32: o->code = kDLInt, o->bits = 32; return 0;
+    case KBV_DT_I64: o->code = kDLInt, o->bits = 64; return 0;
+    case KBV_DT_F16: o->code = kDLFloat, o->bits = 16; return 0;
+    case KBV_DT_BF16: o->code = kDLBfloat, o->bits = 16; return 0;
+    case KBV_DT_F32: o->code = kDLFloat, o->bits = 32; return 0;
+    case KBV_DT_F64: o->code = kDLFloat, o->bits = 64; return 0;
+    default: return -1;
+    }
+}
+
+int dl_init(dl_ctx *c, int cuda, kbv_err *err) {
+    memset(c, 0, sizeof *c);
+    c->cuda = cuda;
+    PyObject *dlmod = NULL;
+    c->torch = PyImport_ImportModule("torch");
+    if (c->torch) dlmod = PyImport_ImportModule("torch.utils.dlpack");
+    if (dlmod) {
+        c->from_dlpack = PyObject_GetAttrString(dlmod, "from_dlpack");
+        c->to_dlpack = c->from_dlpack ? PyObject_GetAttrString(dlmod, "to_dlpack") : NULL;
+        c->tensor_type = c->to_dlpack ? PyObject_GetAttrString(c->torch, "Tensor") : NULL;
+    }
+    Py_XDECREF(dlmod);
+    if (!c->tensor_type) {
+        py_take_error(err, NULL, NULL);
+        return kbv_wraperr(err, "cannot import torch");
+    }
+    return 0;
+}
+
+/* What a DLManagedTensor made here owns. */
+typedef struct dl_owner {
+    DLManagedTensor m;
+    int64_t shape[KBV_MAX_DIMS];
+    kbv_tensor host; /* host data (CPU tensors point into it) */
+    void *dev;       /* device copy (CUDA tensors) */
+} dl_owner;
+
+static void owner_delete(DLManagedTensor *m) {
+    dl_owner *o = (dl_owner *)m->manager_ctx;
+    kbv_tensor_free(&o->host);
+    gpu_free(o->dev);
+    free(o);
+}
+
+static void capsule_destructor(PyObject *cap) {
+    /* Called when the capsule dies; if torch consumed it, it was renamed "used_dltensor". */
+    if (PyCapsule_IsValid(cap, "dltensor")) {
+        DLManagedTensor *m = PyCapsule_GetPointer(cap, "dltensor");
+        if (m && m->deleter) m->deleter(m);
+    }
+}
+
+PyObject *dl_to_torch(dl_ctx *c, kbv_tensor *t, kbv_err *err) {
+    dl_owner *o = calloc(1, sizeof *o);
+    if (!o) return kbv_seterr(err, "out of memory"), NULL;
+    o->host = *t;
+    memset(t, 0, sizeof *t);
+    int is_bool = o->host.dtype == KBV_DT_BOOL;
+    DLTensor *d = &o->m.dl_tensor;
+    if (to_dl_dtype(o->host.dtype, &d->dtype) < 0) {
+        kbv_seterr(err, "dtype %s cannot cross DLPack", kbv_dtype_name(o->host.dtype));
+        owner_delete(&o->m);
+        return NULL;
+    }
+    memcpy(o->shape, o->host.shape, sizeof o->shape);
+    d->ndim = o->host.ndim;
+    d->shape = o->shape;
+    d->strides = NULL; /* C-contiguous */
+    d->byte_offset = 0;
+    o->m.manager_ctx = o;
+    o->m.deleter = owner_delete;
+    if (c->cuda) {
+        if (gpu_malloc(&o->dev, o->host.nbytes, err) < 0 ||
+            gpu_copy_to_device(o->dev, o->host.data, o->host.nbytes, err) < 0) {
+            owner_delete(&o->m);
+            return NULL;
+        }
+        kbv_tensor_free(&o->host); /* the device copy is all torch needs */
+        d->data = o->dev;
+        d->device = (DLDevice){kDLCUDA, 0};
+    } else {
+        d->data = o->host.data;
+        d->device = (DLDevice){kDLCPU, 0};
+    }
+    PyObject *cap = PyCapsule_New(&o->m, "dltensor", capsule_destructor);
+    if (!cap) {
+        owner_delete(&o->m);
+        py_take_error(err, NULL, NULL);
+        return NULL;
+    }
+    PyObject *res = PyObject_CallOneArg(c->from_dlpack, cap);
+    Py_DECREF(cap); /* if torch consumed it, its deleter now belongs to the tensor */
+    if (res && is_bool) {
+        PyObject *b = PyObject_GetAttrString(c->torch, "bool");
+        PyObject *res2 = b ? PyObject_CallMethod(res, "to", "O", b) : NULL;
+        Py_XDECREF(b);
+        Py_DECREF(res);
+        res = res2;
+    }
+    if (!res) py_take_error(err, NULL, NULL);
+    return res;
+}
+
+static int from_dl_dtype(DLDataType dt, kbv_dtype *o) {
+    if (dt.lanes != 1) return -1;
+    switch (dt.code) {
+    case kDLUInt: *o = dt.bits == 8 ? KBV_DT_U8 : KBV_DT_INVALID; break;
+    case kDLInt:
+        *o = dt.bits == 8 ? KBV_DT_I8 : dt.bits == 16 ? KBV_DT_I16 : dt.bits == 32 ? KBV_DT_I32 : dt.bits == 64 ? KBV_DT_I64 : KBV_DT_INVALID;
+        break;
+    case kDLFloat: *o = dt.bits == 16 ? KBV_DT_F16 : dt.bits == 32 ? KBV_DT_F32 : dt.bits == 64 ? KBV_DT_F64 : KBV_DT_INVALID; break;
+    case kDLBfloat: *o = dt.bits == 16 ? KBV_DT_BF16 : KBV_DT_INVALID; break;
+    case KBV_DL_BOOL: *o = dt.bits == 8 ? KBV_DT_BOOL : KBV_DT_INVALID; break;
+    default: *o = KBV_DT_INVALID;
+    }
+    return *o == KBV_DT_INVALID ? -1 : 0;
+}
+
+/* Copy a strided host span into t's contiguous storage. */
+static void gather(const char *src, const DLTensor *d, kbv_tensor *t) {
+    size_t es = kbv_dtype_size(t->dtype);
+    int64_t n = kbv_tensor_numel(t);
+    int64_t idx[KBV_MAX_DIMS] = {0};
+    char *dst = t->data;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t off = 0;
+        for (int k = 0; k < d->ndim; k++) off += idx[k] * d->strides[k];
+        memcpy(dst + (size_t)i * es, src + off * (int64_t)es, es);
+        for (int k = d->ndim - 1; k >= 0; k--) {
+            if (++idx[k] < d->shape[k]) break;
+            idx[k] = 0;
+        }
+    }
+}
+
+int dl_from_torch(dl_ctx *c, PyObject *tensor, kbv_tensor *out, kbv_err *err) {
+    memset(out, 0, sizeof *out);
+    char dtname[64];
+    PyObject *dtype = PyObject_GetAttrString(tensor, "dtype");
+    if (!dtype) return py_take_error(err, NULL, NULL), -1;
+    py_str(dtype, dtname, sizeof dtname);
+    Py_DECREF(dtype);
+    kbv_dtype want = kbv_dtype_from_name(dtname);
+    if (want == KBV_DT_INVALID) return kbv_seterr(err, "output dtype %s is not supported", dtname);
+    PyObject *t = PyObject_CallMethod(tensor, "detach", NULL);
+    if (t && want == KBV_DT_BOOL) {
+        PyObject *u8 = PyObject_GetAttrString(c->torch, "uint8");
+        PyObject *t2 = u8 ? PyObject_CallMethod(t, "to", "O", u8) : NULL;
+        Py_XDECREF(u8);
+        Py_DECREF(t);
+        t = t2;
+    }
+    PyObject *cap = t ? PyObject_CallOneArg(c->to_dlpack, t) : NULL;
+    if (!cap) {
+        Py_XDECREF(t);
+        return py_take_error(err, NULL, NULL), -1;
+    }
+    int rc = -1;
+    DLManagedTensor *m = PyCapsule_GetPointer(cap, "dltensor");
+    if (!m) {
+        py_take_error(err, NULL, NULL);
+        goto done;
+    }
+    const DLTensor *d = &m->dl_tensor;
+    kbv_dtype got;
+    if (from_dl_dtype(d->dtype, &got) < 0) {
+        kbv_seterr(err, "DLPack dtype code %d bits %d is not supported", d->dtype.code, d->dtype.bits);
+        goto done;
+    }
+    if (want == KBV_DT_BOOL && got == KBV_DT_U8) got = KBV_DT_BOOL;
+    if (got != want) {
+        kbv_seterr(err, "DLPack reported %s for a %s tensor", kbv_dtype_name(got), dtname);
+        goto done;
+    }
+    if (d->ndim > KBV_MAX_DIMS) {
+        kbv_seterr(err, "output has %d dimensions (at most %d)", d->ndim, KBV_MAX_DIMS);
+        goto done;
+    }
+    if (kbv_tensor_alloc(out, got, d->ndim, d->shape, err) < 0) goto done;
+    int64_t numel = kbv_tensor_numel(out);
+    DLTensor view = *d;
+    int64_t strides[KBV_MAX_DIMS];
+    int64_t span = numel ? 1 : 0; /* elements from the first to the last one addressed */
+    for (int k = 0; k < d->ndim; k++) {
+        strides[k] = d->strides ? d->strides[k] : out->strides[k];
+        if (strides[k] < 0) {
+            kbv_seterr(err, "negative strides are not supported");
+            goto done;
+        }
+        if (numel) span += (d->shape[k] - 1) * strides[k];
+    }
+    view.strides = strides;
+    memcpy(out->strides, strides, sizeof(int64_t) * (size_t)d->ndim);
+    size_t es = kbv_dtype_size(got);
+    const char *base = (const char *)d->data + d->byte_offset;
+    int contiguous = 1;
+    int64_t s = 1;
+    for (int k = d->ndim - 1; k >= 0; k--) {
+        if (d->shape[k] != 1 && strides[k] != s) contiguous = 0;
+        s *= d->shape[k];
+    }
+    if (d->device.device_type == kDLCPU) {
+        if (contiguous) memcpy(out->data, base, out->nbytes);
+        else gather(base, &view, out);
+    } else if (d->device.device_type == kDLCUDA || d->device.device_type == kDLCUDAManaged) {
+        if (gpu_sync(err) < 0) goto done;
+        if (contiguous) {
+            if (gpu_copy_to_host(out->data, base, out->nbytes, err) < 0) goto done;
+        } else {
+            char *tmp = malloc((size_t)span * es + 1);
+            if (!tmp) {
+                kbv_seterr(err, "out of memory");
+                goto done;
+            }
+            if (gpu_copy_to_host(tmp, base, (size_t)span * es, err) < 0) {
+                free(tmp);
+                goto done;
+            }
+            gather(tmp, &view, out);
+            free(tmp);
+        }
+    } else {
+        kbv_seterr(err, "output is on an unsupported device (DLPack type %d)", (int)d->device.device_type);
+        goto done;
+    }
+    rc = 0;
+done:
+    if (rc < 0) kbv_tensor_free(out);
+    Py_DECREF(cap); /* torch's capsule destructor releases the managed tensor */
+    Py_DECREF(t);
+    return rc;
+}

@@ -1,0 +1,28 @@
+/* dl.h -- tensors between C and torch through DLPack.
+ *
+ * dl_to_torch() builds a torch tensor on the worker's device from a host kbv_tensor (the
+ * data is copied once, to the device when it is CUDA); dl_from_torch() copies any torch
+ * tensor (any strides, CPU or CUDA) into a contiguous host kbv_tensor, recording the
+ * strides it had. Python touches the data only through torch.utils.dlpack.
+ * bool tensors cross as uint8, since torch 1.13's DLPack has no bool.
+ */
+#ifndef KBV_WORKER_DL_H
+#define KBV_WORKER_DL_H
+
+#include "py.h"
+#include "../tensor.h"
+
+typedef struct dl_ctx {
+    PyObject *torch;        /* the torch module */
+    PyObject *from_dlpack;  /* torch.utils.dlpack.from_dlpack */
+    PyObject *to_dlpack;    /* torch.utils.dlpack.to_dlpack */
+    PyObject *tensor_type;  /* torch.Tensor */
+    int cuda;               /* 1: tensors live on cuda:0 */
+} dl_ctx;
+
+int dl_init(dl_ctx *c, int cuda, kbv_err *err);
+/* Takes ownership of t's data (t is left empty). Returns a new reference or NULL (err set). */
+PyObject *dl_to_torch(dl_ctx *c, kbv_tensor *t, kbv_err *err);
+int dl_from_torch(dl_ctx *c, PyObject *tensor, kbv_tensor *out, kbv_err *err);
+
+#endif
