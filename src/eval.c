@@ -304,6 +304,15 @@ done:
     return rc;
 }
 
+/* The last n lines of text (a pointer into it). */
+static const char *tail_lines(const char *text, int n) {
+    const char *p = text + strlen(text);
+    while (p > text && p[-1] == '\n') p--;
+    for (int lines = 0; p > text; p--)
+        if (p[-1] == '\n' && ++lines == n) break;
+    return p;
+}
+
 static void judge_case(eval_ctx *c, int i, kbv_tensor *outs, json_t *scalars, int n) {
     kbv_case *kc = &c->r->cases[i];
     ref_case *rc = &c->cases[i];
@@ -391,6 +400,8 @@ static void run_candidate(eval_ctx *c, const char *device, uint64_t build_seed, 
     else proc_finish(&cand, 5.0);
     r->candidate_stdout = proc_capture_text(&cand.out);
     r->candidate_stderr = proc_capture_text(&cand.err);
+    if (failed && r->status == KBV_CRASH && r->candidate_stderr && *r->candidate_stderr)
+        result_add_error(r, "last lines of the candidate's stderr:\n%s", tail_lines(r->candidate_stderr, 30));
     if (cand.out.total > cand.out.head.len + (cand.out.tail_len))
         result_add_flag(r, "output_truncated", "info", "the candidate wrote %zu bytes on stdout; kept the first and last",
                         cand.out.total);

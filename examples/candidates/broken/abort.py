@@ -1,0 +1,4 @@
+# expect: crash -- the process aborts (SIGABRT) at import.
+import os
+
+os.abort()

@@ -1,0 +1,7 @@
+# expect: compile_error -- the file is not valid Python.
+import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module)
+    def forward(self, x):
+        return torch.relu(x)

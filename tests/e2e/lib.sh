@@ -1,0 +1,14 @@
+# lib.sh -- helpers shared by the end-to-end test scripts (sourced, not run).
+# Each check prints "ok - NAME" or "not ok - NAME: why"; finish() prints the closing
+# "N passed, M failed" line and sets the exit status.
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok - $1"; }
+not_ok() { failed=$((failed + 1)); echo "not ok - $1: $2"; }
+finish() {
+    echo "$passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
+}
+# No worker may outlive an evaluation: every worker (and anything it forked) has
+# "kbv-worker" in its command line.
+leftovers() { pgrep -f 'kbv-worke[r]' | grep -v "^$$\$" || true; }

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# run.sh -- kbv's end-to-end CLI tests in --device cpu mode (no GPU needed).
+# Runs every line of cases.txt, then the checks below that need more than a status.
+# Usage: KBV=/path/to/kbv tests/e2e/run.sh   (make test-e2e sets KBV)
+set -u
+cd "$(dirname "$0")/../.."
+KBV=${KBV:-$PWD/kbv}
+. tests/e2e/lib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$tmp/cache}
+
+# eval_case NAME EXPECT_STATUS EXPECT_EXIT PROBLEM CANDIDATE [OPTIONS...]
+eval_case() {
+    local name=$1 want=$2 want_rc=$3 prob=$4 cand=$5
+    shift 5
+    mkdir -p "$tmp/scratch"
+    local t0=$SECONDS
+    "$KBV" eval "$prob" "$cand" --device cpu --quiet --timeout 120 --cases 2 --seed 7 \
+        --scratch "$tmp/scratch" --json "$tmp/out.json" "$@" >"$tmp/stdout" 2>"$tmp/stderr"
+    local rc=$?
+    local got
+    got=$(jq -r .status "$tmp/out.json" 2>/dev/null || echo "(no JSON)")
+    local left
+    left=$(leftovers)
+    if [ "$rc" != "$want_rc" ] || [ "$got" != "$want" ]; then
+        not_ok "$name" "status $got exit $rc, expected $want exit $want_rc; stderr: $(tail -c 600 "$tmp/stderr"); errors: $(jq -r .errors "$tmp/out.json" 2>/dev/null | tail -c 800)"
+    elif [ -n "$left" ]; then
+        not_ok "$name" "processes left behind: $(ps -o pid,args -p "$(echo $left | tr ' ' ,)" 2>/dev/null)"
+        kill -9 $left 2>/dev/null
+    elif [ -n "$(ls -A "$tmp/scratch")" ]; then
+        not_ok "$name" "scratch folder not removed: $(ls -A "$tmp/scratch")"
+        rm -rf "$tmp/scratch"/*
+    else
+        ok "$name ($got, $((SECONDS - t0)) s)"
+    fi
+}
+
+while read -r status rc prob cand opts; do
+    case "$status" in ""|\#*) continue ;; esac
+    # shellcheck disable=SC2086
+    eval_case "$(basename "$(dirname "$cand")")/$(basename "$cand") on $(basename "$prob")" "$status" "$rc" "$prob" "$cand" $opts
+done < tests/e2e/cases.txt
+
+P=examples/problems/relu.py
+HONEST=examples/candidates/relu/honest_cpu.py
+
+# --- usage errors exit 2 and name the problem ---------------------------------------
+check_usage() {
+    local name=$1 pattern=$2
+    shift 2
+    "$KBV" "$@" >"$tmp/stdout" 2>"$tmp/stderr"
+    local rc=$?
+    if [ "$rc" = 2 ] && grep -q -- "$pattern" "$tmp/stderr"; then ok "usage: $name"
+    else not_ok "usage: $name" "exit $rc, stderr: $(cat "$tmp/stderr")"; fi
+}
+check_usage "no command" "usage: kbv"
+check_usage "unknown command" "unknown command 'frobnicate'" frobnicate
+check_usage "unknown option" "unknown option '--bogus'" eval "$P" "$HONEST" --bogus
+check_usage "one file" "give both" eval "$P"
+check_usage "three files" "too many arguments" eval "$P" "$HONEST" "$HONEST"
+check_usage "bad device" "--device must be" eval "$P" "$HONEST" --device tpu
+check_usage "bad timeout" "--timeout needs" eval "$P" "$HONEST" --timeout -1
+check_usage "missing value" "--seed needs a value" eval "$P" "$HONEST" --seed
+if "$KBV" eval --help | grep -q -- "--json FILE|-" && "$KBV" --help | grep -q "eval"; then ok "--help"
+else not_ok "--help" "help text lacks the options"; fi
+
+# --- the JSON contract ----------------------------------------------------------------
+"$KBV" eval "$P" "$HONEST" --device cpu --seed 11 --cases 2 --json - 2>"$tmp/stderr" >"$tmp/out.json"
+if jq -e '
+    .status == "verified" and .device == "cpu" and .seed == "11" and
+    (.problem | .path and .name == "relu" and (.sha256 | length == 64)) and
+    (.candidate | .path and .name == "honest_cpu" and (.sha256 | length == 64)) and
+    (.cases | length == 2) and
+    all(.cases[]; .distribution == "nominal" and (.seed | type == "string") and .passed == true and
+        (.max_abs_err | type == "number") and (.max_rel_err | type == "number")) and
+    (.flags | type == "array") and (.errors | type == "string")' "$tmp/out.json" >/dev/null &&
+    grep -q "kbv eval: verified" "$tmp/stderr"; then
+    ok "--json - prints the contract's fields on stdout, the summary on stderr"
+else
+    not_ok "--json -" "$(head -c 1500 "$tmp/out.json")"
+fi
+
+# --- the same seed gives the same cases; a crash does not disturb the next evaluation --
+"$KBV" eval "$P" "$HONEST" --device cpu --seed 99 --json "$tmp/a.json" --quiet >/dev/null 2>&1
+"$KBV" eval "$P" examples/candidates/broken/segfault.py --device cpu --seed 99 --json "$tmp/crash.json" --quiet >/dev/null 2>&1
+"$KBV" eval "$P" "$HONEST" --device cpu --seed 99 --json "$tmp/b.json" --quiet >/dev/null 2>&1
+if [ "$(jq -r .status "$tmp/crash.json")" = crash ] && [ "$(jq -c .cases "$tmp/a.json")" = "$(jq -c .cases "$tmp/b.json")" ] &&
+    [ "$(jq -r .status "$tmp/b.json")" = verified ] && [ -z "$(leftovers)" ]; then
+    ok "an evaluation after a crashed one is unaffected (same cases, verified, nothing left running)"
+else
+    not_ok "after a crash" "crash=$(jq -c .status "$tmp/crash.json") a=$(jq -c .cases "$tmp/a.json") b=$(jq -c .cases "$tmp/b.json")"
+fi
+s1=$(jq -r '.cases[0].seed' "$tmp/a.json")
+"$KBV" eval "$P" "$HONEST" --device cpu --seed 100 --json "$tmp/c.json" --quiet >/dev/null 2>&1
+if [ "$s1" != "$(jq -r '.cases[0].seed' "$tmp/c.json")" ]; then ok "different run seeds give different case seeds"
+else not_ok "seeds" "seed 99 and 100 gave the same case seed $s1"; fi
+
+# --- evidence: crashes carry the fatal signal and the Python stack ----------------------
+if jq -r .errors "$tmp/crash.json" | grep -q "signal 11" && jq -r .errors "$tmp/crash.json" | grep -q "segfault.py"; then
+    ok "a segfault's evidence names the signal and the candidate's line"
+else not_ok "segfault evidence" "$(jq -r .errors "$tmp/crash.json")"; fi
+
+# --- hundreds of megabytes on stdout: capped, flagged, and fast ---------------------------
+t0=$SECONDS
+"$KBV" eval "$P" examples/candidates/broken/print_flood.py --device cpu --cases 1 --json "$tmp/flood.json" --quiet >/dev/null 2>&1
+if jq -e '(.flags | map(.id) | index("output_truncated")) != null and (.output.candidate_stdout | length) < 1000000' \
+    "$tmp/flood.json" >/dev/null && [ $((SECONDS - t0)) -lt 60 ]; then
+    ok "300 MB on stdout is capped below 1 MB and flagged ($((SECONDS - t0)) s)"
+else not_ok "print flood" "$(jq -c '.flags' "$tmp/flood.json")"; fi
+
+# --- a hang is cut at the timeout ------------------------------------------------------------
+t0=$SECONDS
+"$KBV" eval "$P" examples/candidates/broken/infinite_loop.py --device cpu --cases 1 --timeout 3 --quiet >/dev/null 2>&1
+if [ $((SECONDS - t0)) -lt 30 ] && [ -z "$(leftovers)" ]; then ok "an infinite loop is killed within the timeout"
+else not_ok "timeout" "took $((SECONDS - t0)) s"; fi
+
+# --- the built-in default (no files) --------------------------------------------------------
+"$KBV" eval --device cpu --cases 1 --json "$tmp/default.json" --quiet >/dev/null 2>&1
+if [ "$(jq -r .status "$tmp/default.json")" = verified ]; then ok "kbv eval with no files evaluates the built-in example"
+else not_ok "default" "$(jq -r .errors "$tmp/default.json" 2>/dev/null)"; fi
+
+# --- a missing worker is exit 4 ---------------------------------------------------------------
+KBV_WORKER=/nonexistent/kbv-worker "$KBV" eval "$P" "$HONEST" --device cpu >/dev/null 2>"$tmp/stderr"
+rc=$?
+if [ "$rc" = 4 ] && grep -q "nonexistent" "$tmp/stderr"; then ok "a missing worker is exit 4 with its path"
+else not_ok "missing worker" "exit $rc: $(cat "$tmp/stderr")"; fi
+
+finish

@@ -1,0 +1,46 @@
+/* test_result.c -- result.c: the JSON contract's fields and types. */
+#include <stdlib.h>
+
+#include "check.h"
+#include "result.h"
+
+int main(void) {
+    kbv_result r;
+    result_init(&r);
+    r.status = KBV_INCORRECT;
+    snprintf(r.problem.path, sizeof r.problem.path, "/p/relu.py");
+    snprintf(r.problem.name, sizeof r.problem.name, "relu");
+    snprintf(r.device, sizeof r.device, "cpu");
+    r.seed = UINT64_C(18446744073709551615);
+    kbv_case *c = result_add_case(&r);
+    snprintf(c->distribution, sizeof c->distribution, "nominal");
+    c->seed = 5, c->evaluated = 1, c->passed = 0, c->max_abs_err = 0.5, c->atol = 1e-4;
+    snprintf(c->detail, sizeof c->detail, "output 0: element 3 is 1, expected 0");
+    result_add_flag(&r, "output_truncated", "info", "wrote %d bytes", 12);
+    result_add_error(&r, "first");
+    result_add_error(&r, "second");
+    r.candidate_stdout = strdup("bad utf8 \xff here");
+    json_t *j = result_to_json(&r);
+    CHECK(j != NULL);
+    CHECK_STR(json_string_value(json_object_get(j, "status")), "incorrect");
+    CHECK_STR(json_string_value(json_object_get(j, "seed")), "18446744073709551615");
+    json_t *cs = json_object_get(j, "cases");
+    CHECK(json_array_size(cs) == 1);
+    json_t *c0 = json_array_get(cs, 0);
+    CHECK_STR(json_string_value(json_object_get(c0, "distribution")), "nominal");
+    CHECK(json_is_false(json_object_get(c0, "passed")));
+    CHECK(json_real_value(json_object_get(c0, "max_abs_err")) == 0.5);
+    CHECK(json_is_real(json_object_get(c0, "max_rel_err")));
+    json_t *f0 = json_array_get(json_object_get(j, "flags"), 0);
+    CHECK_STR(json_string_value(json_object_get(f0, "id")), "output_truncated");
+    CHECK_STR(json_string_value(json_object_get(f0, "severity")), "info");
+    CHECK_STR(json_string_value(json_object_get(f0, "message")), "wrote 12 bytes");
+    CHECK_STR(json_string_value(json_object_get(j, "errors")), "first\nsecond");
+    CHECK_STR(json_string_value(json_object_get(json_object_get(j, "output"), "candidate_stdout")), "bad utf8 ? here");
+    CHECK(json_is_null(json_object_get(json_object_get(j, "problem"), "sha256")));
+    json_decref(j);
+    for (int s = 0; s < KBV_STATUS_COUNT; s++) CHECK(strcmp(kbv_status_name((kbv_status)s), "unknown") != 0);
+    CHECK_STR(kbv_status_name(KBV_COMPILE_ERROR), "compile_error");
+    result_free(&r);
+    CHECK_DONE("test_result");
+}
