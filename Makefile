@@ -112,7 +112,7 @@ test-e2e: all
 test: all test-unit test-e2e
 
 test-gpu: all
-	@KBV=$(abspath $(firstword $(BINS))) tests/gpu/run.sh
+	@KBV=$(abspath $(firstword $(BINS))) tests/gpu/run.sh '$(GPU_CASES)'
 
 check:
 	$(MAKE) SANITIZE=1 test

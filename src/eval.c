@@ -27,6 +27,7 @@ void eval_opts_default(eval_opts *o) {
     memset(o, 0, sizeof *o);
     o->device = "auto";
     o->timeout_s = 300;
+    o->load_timeout_s = 600;
     o->start_timeout_s = 120;
     o->ncases = 3;
     o->capture_cap = 256 * 1024;
@@ -170,7 +171,8 @@ static void candidate_failure(eval_ctx *c, kbv_proc *p, const char *what, proc_r
     }
     case PROC_TIMEOUT:
         r->status = KBV_TIMEOUT;
-        result_add_error(r, "candidate %s did not finish within %.0f s; worker killed", what, c->o->timeout_s);
+        result_add_error(r, "candidate %s did not finish within %.0f s; worker killed", what,
+                         strcmp(what, "load") == 0 ? c->o->load_timeout_s : c->o->timeout_s);
         break;
     case PROC_DIED:
         r->status = KBV_CRASH;
@@ -362,7 +364,7 @@ static void run_candidate(eval_ctx *c, const char *device, uint64_t build_seed, 
     if (pr == PROC_OK && json_is_true(json_object_get(rep, "ok"))) {
         json_decref(rep), rep = NULL;
         progress(c, "%s", "loading (and compiling) the candidate");
-        pr = step(&cand, cmd_path("load_candidate", r->candidate.path), c->o->timeout_s, &rep, err);
+        pr = step(&cand, cmd_path("load_candidate", r->candidate.path), c->o->load_timeout_s, &rep, err);
     }
     if (pr == PROC_OK && json_is_true(json_object_get(rep, "ok"))) {
         json_decref(rep), rep = NULL;

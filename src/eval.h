@@ -23,7 +23,8 @@ typedef struct eval_opts {
     const char *device;        /* "cpu", "cuda" or "auto" */
     int have_seed;
     uint64_t seed;             /* run seed; drawn at random when !have_seed */
-    double timeout_s;          /* limit for each worker step, seconds */
+    double timeout_s;          /* limit for each worker step but loading, seconds */
+    double load_timeout_s;     /* limit for loading (and compiling) the candidate, seconds */
     double start_timeout_s;    /* limit for a worker to start (import torch), seconds */
     int ncases;                /* nominal cases */
     const char *worker;        /* path of kbv-worker */

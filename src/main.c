@@ -50,7 +50,8 @@ static void usage_eval(FILE *f) {
             "options:\n"
             "  --device cuda|cpu|auto  where to run (default auto: cuda when an NVIDIA driver is present)\n"
             "  --seed N                run seed (default: drawn at random, printed in the result)\n"
-            "  --timeout SECONDS       limit for each step: load/compile, build, each forward (default 300)\n"
+            "  --timeout SECONDS       limit for each step after loading: build, each forward (default 300)\n"
+            "  --load-timeout SECONDS  limit for loading and compiling the candidate (default 600)\n"
             "  --cases N               input sets from get_inputs() under derived seeds (default 3)\n"
             "  --json FILE|-           write the result as one JSON object to FILE, or stdout with '-'\n"
             "                          (the readable summary then goes to stderr)\n"
@@ -133,6 +134,13 @@ static int cmd_eval(int argc, char **argv) {
                 return EXIT_USAGE;
             }
             o.timeout_s = v;
+        } else if (strcmp(a, "--load-timeout") == 0) {
+            NEED_VALUE();
+            if (parse_num(val, 0.1, 86400, &v) < 0) {
+                fprintf(stderr, "kbv eval: --load-timeout needs seconds between 0.1 and 86400, not '%s'\n", val);
+                return EXIT_USAGE;
+            }
+            o.load_timeout_s = v;
         } else if (strcmp(a, "--cases") == 0) {
             NEED_VALUE();
             if (parse_num(val, 1, 1000, &v) < 0 || v != (int)v) {
