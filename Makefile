@@ -39,20 +39,24 @@ ifneq ($(strip $(NVCC)),)
   CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
   CUDA_LIBDIR := $(firstword $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib))
   CUDA_CFLAGS := -DKBV_HAVE_CUDA -I$(CUDA_HOME)/include
-  CUDA_LIBS := -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lcudart
+  CUDA_LIBS := -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lcudart -lstdc++
   CUPTI_H := $(firstword $(wildcard $(CUDA_HOME)/include/cupti.h $(CUDA_HOME)/extras/CUPTI/include/cupti.h))
 endif
 
-CFLAGS  := $(CSTD) $(WARN) $(OPT) $(EXTRA_CFLAGS)
-LDLIBS  := -ljansson -lcrypto
+# No fused multiply-add anywhere: the input generator must round alike on CPU and GPU.
+CFLAGS  := $(CSTD) $(WARN) $(OPT) -ffp-contract=off $(EXTRA_CFLAGS)
+NVCC_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_75,code=compute_75
+NVCCFLAGS := -O2 -fmad=false -std=c++17 $(NVCC_ARCH)
+LDLIBS  := -ljansson -lcrypto -lm
 SAN_RT  := $(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1,)
 
-CORE_SRC := src/util.c src/tensor.c src/proto.c src/proc.c src/judge.c src/result.c src/eval.c
+CORE_SRC := src/util.c src/tensor.c src/proto.c src/proc.c src/judge.c src/result.c src/eval.c src/gen.c src/probe.c
 KBV_SRC  := src/main.c $(CORE_SRC)
-WORKER_SRC := src/worker/main.c src/worker/py.c src/worker/dl.c src/gpu/gpu.c src/util.c src/tensor.c src/proto.c
+WORKER_SRC := src/worker/main.c src/worker/py.c src/worker/dl.c src/gpu/gpu.c src/util.c src/tensor.c src/proto.c \
+              src/gen.c src/probe.c
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
 KBV_OBJ  := $(KBV_SRC:%.c=$(BUILD)/%.o)
-WORKER_OBJ := $(WORKER_SRC:%.c=$(BUILD)/w/%.o)
+WORKER_OBJ := $(WORKER_SRC:%.c=$(BUILD)/w/%.o) $(if $(NVCC),$(BUILD)/w/src/gpu/gen_cu.o)
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
 ifeq ($(SANITIZE),1)
@@ -92,6 +96,10 @@ $(BUILD)/w/%.o: %.c $(wildcard src/*.h src/worker/*.h src/gpu/*.h) $(BUILD)/pyco
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(CUDA_CFLAGS) -I$(PY_INC) -I$(BUILD) -c $< -o $@
 
+$(BUILD)/w/src/gpu/gen_cu.o: src/gpu/gen.cu src/gen.h src/gen_host.h src/util.h
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
 kbv $(BUILD)/kbv: $(KBV_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -111,7 +119,13 @@ test-e2e: all
 
 test: all test-unit test-e2e
 
-test-gpu: all
+$(BUILD)/tests/gen_check: tests/gpu/gen_check.c $(BUILD)/w/src/gen.o $(BUILD)/w/src/gpu/gen_cu.o $(BUILD)/w/src/util.o $(BUILD)/w/src/tensor.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(CUDA_CFLAGS) -Isrc -o $@ $^ $(CUDA_LIBS) $(LDLIBS)
+
+test-gpu: all $(if $(NVCC),$(BUILD)/tests/gen_check)
+	@if [ -e /dev/nvidiactl ] && [ -x $(BUILD)/tests/gen_check ]; then $(BUILD)/tests/gen_check; \
+	 else echo "SKIP: gen_check needs an NVIDIA GPU and nvcc"; fi
 	@KBV=$(abspath $(firstword $(BINS))) tests/gpu/run.sh '$(GPU_CASES)'
 
 check:

@@ -1,0 +1,88 @@
+/* probe.c -- input structure from several draws of get_inputs() (see probe.h). */
+#include "probe.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen_host.h"
+
+void probe_init(probe_input *p) {
+    memset(p, 0, sizeof *p);
+    p->consistent = 1, p->fixed = 1, p->symmetric = 1;
+    p->min = INFINITY, p->max = -INFINITY;
+}
+
+void probe_free(probe_input *p) {
+    free(p->zeros);
+    p->zeros = NULL;
+}
+
+static int is_symmetric(const kbv_tensor *t) {
+    if (t->ndim < 2) return 0;
+    int64_t d = t->shape[t->ndim - 1];
+    if (d != t->shape[t->ndim - 2] || d < 2) return 0;
+    int64_t batch = kbv_tensor_numel(t) / (d * d);
+    size_t es = kbv_dtype_size(t->dtype);
+    const unsigned char *x = t->data;
+    for (int64_t b = 0; b < batch; b++)
+        for (int64_t r = 0; r < d; r++)
+            for (int64_t c = r + 1; c < d; c++)
+                if (memcmp(x + (size_t)((b * d + r) * d + c) * es, x + (size_t)((b * d + c) * d + r) * es, es)) return 0;
+    return 1;
+}
+
+void probe_add(probe_input *p, const kbv_tensor *t) {
+    int64_t n = kbv_tensor_numel(t);
+    if (p->nprobes == 0) {
+        p->dtype = t->dtype, p->ndim = t->ndim;
+        memcpy(p->shape, t->shape, sizeof p->shape);
+        p->first_fp = gen_fingerprint_host(t->data, t->nbytes);
+        if (kbv_dtype_is_float(t->dtype) && n > 0) {
+            p->zeros = malloc((size_t)n);
+            if (p->zeros)
+                for (int64_t i = 0; i < n; i++) p->zeros[i] = kbv_tensor_get(t, i) == 0.0;
+        }
+    } else {
+        int same = p->dtype == t->dtype && p->ndim == t->ndim;
+        for (int i = 0; same && i < t->ndim; i++) same = p->shape[i] == t->shape[i];
+        if (!same) {
+            p->consistent = 0, p->fixed = 0;
+            free(p->zeros), p->zeros = NULL;
+        } else if (gen_fingerprint_host(t->data, t->nbytes) != p->first_fp) {
+            p->fixed = 0;
+        }
+    }
+    p->nprobes++;
+    if (!p->consistent) return;
+    for (int64_t i = 0; i < n; i++) {
+        double v = kbv_tensor_get(t, i);
+        if (!isfinite(v)) {
+            p->nonfinite = 1;
+            continue;
+        }
+        if (v < p->min) p->min = v;
+        if (v > p->max) p->max = v;
+        if (t->dtype == KBV_DT_BOOL) p->n_true += v != 0;
+        if (p->zeros && v != 0.0) p->zeros[i] = 0;
+    }
+    p->n_total += n;
+    if (p->symmetric) p->symmetric = is_symmetric(t);
+    p->zero_count = 0;
+    if (p->zeros)
+        for (int64_t i = 0; i < n; i++) p->zero_count += p->zeros[i];
+}
+
+json_t *probe_to_json(const probe_input *p) {
+    json_t *shape = json_array();
+    for (int i = 0; i < p->ndim; i++) json_array_append_new(shape, json_integer(p->shape[i]));
+    json_t *o = json_pack("{s:s, s:o, s:b, s:b, s:b, s:b, s:I, s:i}", "dtype", kbv_dtype_name(p->dtype), "shape", shape,
+                          "consistent", p->consistent, "fixed", p->fixed && p->nprobes > 1, "nonfinite", p->nonfinite,
+                          "symmetric", p->symmetric && p->nprobes > 0, "zeros", (json_int_t)p->zero_count, "probes",
+                          p->nprobes);
+    json_object_set_new(o, "min", isfinite(p->min) ? json_real(p->min) : json_null());
+    json_object_set_new(o, "max", isfinite(p->max) ? json_real(p->max) : json_null());
+    if (p->dtype == KBV_DT_BOOL && p->n_total)
+        json_object_set_new(o, "true_fraction", json_real((double)p->n_true / (double)p->n_total));
+    return o;
+}
