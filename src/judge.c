@@ -65,3 +65,174 @@ int judge_compare(const kbv_tensor *ref, const kbv_tensor *cand, judge_tol tol, 
     o->passed = o->n_bad == 0;
     return 0;
 }
+
+/* ---- calibrated rule ------------------------------------------------------------------ */
+
+const char *judge_class_name(judge_class c) {
+    static const char *n[] = {"fp32", "tf32", "half", "wrong"};
+    return c >= 0 && c <= JUDGE_WRONG ? n[c] : "wrong";
+}
+
+double judge_floor(kbv_dtype dt) {
+    switch (dt) {
+    case KBV_DT_F64: return 1e-12;
+    case KBV_DT_F16: return 2e-3;
+    case KBV_DT_BF16: return 1.6e-2;
+    default: return 1e-6;
+    }
+}
+
+static int same_shape(const kbv_tensor *a, const kbv_tensor *b) {
+    if (a->ndim != b->ndim) return 0;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->shape[i] != b->shape[i]) return 0;
+    return 1;
+}
+
+void judge_error(const kbv_tensor *o, const kbv_tensor *x, judge_err *e) {
+    memset(e, 0, sizeof *e);
+    double num = 0, den = 0;
+    int64_t n = kbv_tensor_numel(o);
+    for (int64_t i = 0; i < n; i++) {
+        double ov = kbv_tensor_get(o, i), xv = kbv_tensor_get(x, i);
+        if (!isfinite(ov) || !isfinite(xv)) {
+            int same = (isnan(ov) && isnan(xv)) || (isinf(ov) && ov == xv);
+            e->nonfinite_mismatch += !same;
+            continue;
+        }
+        double d = fabs(xv - ov);
+        num += d * d, den += ov * ov;
+        if (d > e->max_abs) e->max_abs = d;
+        if (ov != 0 && d / fabs(ov) > e->max_rel) e->max_rel = d / fabs(ov);
+    }
+    e->norm_rel = den > 0 ? sqrt(num / den) : (num > 0 ? INFINITY : 0);
+}
+
+void judge_calibrate(const kbv_tensor *o, const kbv_tensor *tf32, const kbv_tensor *strict, judge_calib *c) {
+    memset(c, 0, sizeof *c);
+    c->dtype = tf32->dtype;
+    int64_t n = kbv_tensor_numel(o), m = 0;
+    double ss = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double v = kbv_tensor_get(o, i);
+        if (isfinite(v)) ss += v * v, m++;
+    }
+    c->rms = m ? sqrt(ss / (double)m) : 0;
+    judge_error(o, tf32, &c->tf32);
+    judge_error(o, strict, &c->strict);
+    c->floor = judge_floor(c->dtype);
+    c->tol_norm = JUDGE_K * c->tf32.norm_rel + c->floor;
+    c->tol_abs = JUDGE_K * c->tf32.max_abs;
+}
+
+static int exactly_equal(const kbv_tensor *a, const kbv_tensor *b) {
+    return a && b && a->dtype == b->dtype && same_shape(a, b) && a->nbytes == b->nbytes &&
+           memcmp(a->data, b->data, a->nbytes) == 0;
+}
+
+void judge_calibrated(const kbv_tensor *o, const kbv_tensor *strict, const kbv_tensor *tf32, const judge_calib *c,
+                      const kbv_tensor *x, judge_result *r) {
+    memset(r, 0, sizeof *r);
+    r->klass = JUDGE_WRONG;
+    if (x->dtype != c->dtype) {
+        snprintf(r->reason, sizeof r->reason, "dtype %s, expected %s", kbv_dtype_name(x->dtype), kbv_dtype_name(c->dtype));
+        return;
+    }
+    if (!same_shape(o, x)) {
+        char a[128], b[128];
+        kbv_tensor_shape_str(x, a, sizeof a);
+        kbv_tensor_shape_str(o, b, sizeof b);
+        snprintf(r->reason, sizeof r->reason, "shape %s, expected %s", a, b);
+        return;
+    }
+    judge_error(o, x, &r->err);
+    if (!kbv_dtype_is_float(x->dtype)) {
+        r->passed = exactly_equal(x, strict) || exactly_equal(x, tf32);
+        r->klass = r->passed ? JUDGE_FP32 : JUDGE_WRONG;
+        if (!r->passed) snprintf(r->reason, sizeof r->reason, "integer output differs (max_abs_err %.6g)", r->err.max_abs);
+        return;
+    }
+    if (r->err.nonfinite_mismatch) {
+        snprintf(r->reason, sizeof r->reason, "%lld elements are NaN/Inf where the oracle's are not, or the reverse",
+                 (long long)r->err.nonfinite_mismatch);
+        return;
+    }
+    /* Elementwise bound: no element may be off by more than K x PyTorch's worst element,
+     * plus the dtype floor relative to the element and the output's RMS. */
+    int64_t n = kbv_tensor_numel(o), bad = 0, first = -1;
+    for (int64_t i = 0; i < n; i++) {
+        double ov = kbv_tensor_get(o, i), xv = kbv_tensor_get(x, i);
+        if (!isfinite(ov)) continue;
+        if (fabs(xv - ov) > c->tol_abs + c->floor * (fabs(ov) + c->rms)) {
+            if (first < 0) first = i;
+            bad++;
+        }
+    }
+    int norm_ok = r->err.norm_rel <= c->tol_norm;
+    if (norm_ok && !bad) {
+        r->passed = 1;
+        r->klass = r->err.norm_rel <= JUDGE_K * c->strict.norm_rel + c->floor ? JUDGE_FP32 : JUDGE_TF32;
+        return;
+    }
+    r->klass = r->err.norm_rel <= 2e-2 ? JUDGE_HALF : JUDGE_WRONG;
+    if (!norm_ok)
+        snprintf(r->reason, sizeof r->reason, "relative error %.3g exceeds %.3g (%g x PyTorch's %.3g + floor %g)",
+                 r->err.norm_rel, c->tol_norm, JUDGE_K, c->tf32.norm_rel, c->floor);
+    else
+        snprintf(r->reason, sizeof r->reason, "%lld elements exceed the elementwise bound; first: element %lld is %.9g, oracle %.9g",
+                 (long long)bad, (long long)first, kbv_tensor_get(x, first), kbv_tensor_get(o, first));
+}
+
+int judge_has_nonfinite(const kbv_tensor *t) {
+    int64_t n = kbv_tensor_numel(t);
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite(kbv_tensor_get(t, i))) return 1;
+    return 0;
+}
+
+int judge_is_degenerate(const kbv_tensor *t) {
+    int64_t n = kbv_tensor_numel(t);
+    if (n <= 1) return 0;
+    double first = kbv_tensor_get(t, 0);
+    for (int64_t i = 1; i < n; i++)
+        if (kbv_tensor_get(t, i) != first) return 0;
+    return 1;
+}
+
+int judge_valid_case(const kbv_tensor *o, int nominal_nonfinite, int nominal_degenerate, char *why, size_t whylen) {
+    if (!nominal_nonfinite && judge_has_nonfinite(o)) {
+        snprintf(why, whylen, "the reference output has NaN or Inf");
+        return 0;
+    }
+    if (!nominal_degenerate && judge_is_degenerate(o)) {
+        snprintf(why, whylen, "the reference output is constant (%.6g everywhere)", kbv_tensor_get(o, 0));
+        return 0;
+    }
+    return 1;
+}
+
+int judge_kernelbench_allclose(const kbv_tensor *ref, const kbv_tensor *x, double tol, double *max_abs, char *why,
+                               size_t whylen) {
+    *max_abs = 0;
+    if (!same_shape(ref, x)) {
+        char a[128], b[128];
+        kbv_tensor_shape_str(x, a, sizeof a);
+        kbv_tensor_shape_str(ref, b, sizeof b);
+        snprintf(why, whylen, "shape %s, expected %s", a, b);
+        return 0;
+    }
+    int64_t n = kbv_tensor_numel(ref), bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double r = kbv_tensor_get(ref, i), c = kbv_tensor_get(x, i);
+        double d = fabs(r - c);
+        if (isnan(d)) {
+            if (!(isinf(r) && r == c)) bad++;
+            continue;
+        }
+        if (d > *max_abs) *max_abs = d;
+        if (!(d <= tol + tol * fabs(c))) bad++;
+    }
+    if (bad) snprintf(why, whylen, "%lld of %lld elements not close (max_abs_err %.6g, tol %g)", (long long)bad,
+                      (long long)n, *max_abs, tol);
+    return bad == 0;
+}

@@ -70,12 +70,38 @@ static void capsule_destructor(PyObject *cap) {
     }
 }
 
+/* Hand o (filled in: dtype, shape, data, device) to torch; consumes o either way. */
+static PyObject *wrap(dl_ctx *c, dl_owner *o, kbv_dtype dt, kbv_err *err) {
+    DLTensor *d = &o->m.dl_tensor;
+    d->shape = o->shape;
+    d->strides = NULL; /* C-contiguous */
+    d->byte_offset = 0;
+    o->m.manager_ctx = o;
+    o->m.deleter = owner_delete;
+    PyObject *cap = PyCapsule_New(&o->m, "dltensor", capsule_destructor);
+    if (!cap) {
+        owner_delete(&o->m);
+        py_take_error(err, NULL, NULL);
+        return NULL;
+    }
+    PyObject *res = PyObject_CallOneArg(c->from_dlpack, cap);
+    Py_DECREF(cap); /* if torch consumed it, its deleter now belongs to the tensor */
+    if (res && dt == KBV_DT_BOOL) {
+        PyObject *b = PyObject_GetAttrString(c->torch, "bool");
+        PyObject *res2 = b ? PyObject_CallMethod(res, "to", "O", b) : NULL;
+        Py_XDECREF(b);
+        Py_DECREF(res);
+        res = res2;
+    }
+    if (!res) py_take_error(err, NULL, NULL);
+    return res;
+}
+
 PyObject *dl_to_torch(dl_ctx *c, kbv_tensor *t, kbv_err *err) {
     dl_owner *o = calloc(1, sizeof *o);
     if (!o) return kbv_seterr(err, "out of memory"), NULL;
     o->host = *t;
     memset(t, 0, sizeof *t);
-    int is_bool = o->host.dtype == KBV_DT_BOOL;
     DLTensor *d = &o->m.dl_tensor;
     if (to_dl_dtype(o->host.dtype, &d->dtype) < 0) {
         kbv_seterr(err, "dtype %s cannot cross DLPack", kbv_dtype_name(o->host.dtype));
@@ -84,11 +110,7 @@ PyObject *dl_to_torch(dl_ctx *c, kbv_tensor *t, kbv_err *err) {
     }
     memcpy(o->shape, o->host.shape, sizeof o->shape);
     d->ndim = o->host.ndim;
-    d->shape = o->shape;
-    d->strides = NULL; /* C-contiguous */
-    d->byte_offset = 0;
-    o->m.manager_ctx = o;
-    o->m.deleter = owner_delete;
+    kbv_dtype dt = o->host.dtype;
     if (c->cuda) {
         if (gpu_malloc(&o->dev, o->host.nbytes, err) < 0 ||
             gpu_copy_to_device(o->dev, o->host.data, o->host.nbytes, err) < 0) {
@@ -102,23 +124,27 @@ PyObject *dl_to_torch(dl_ctx *c, kbv_tensor *t, kbv_err *err) {
         d->data = o->host.data;
         d->device = (DLDevice){kDLCPU, 0};
     }
-    PyObject *cap = PyCapsule_New(&o->m, "dltensor", capsule_destructor);
-    if (!cap) {
+    return wrap(c, o, dt, err);
+}
+
+PyObject *dl_wrap_device(dl_ctx *c, kbv_dtype dt, int ndim, const int64_t *shape, void *dev, kbv_err *err) {
+    dl_owner *o = calloc(1, sizeof *o);
+    if (!o) {
+        gpu_free(dev);
+        return kbv_seterr(err, "out of memory"), NULL;
+    }
+    o->dev = dev;
+    DLTensor *d = &o->m.dl_tensor;
+    if (to_dl_dtype(dt, &d->dtype) < 0 || ndim > KBV_MAX_DIMS) {
+        kbv_seterr(err, "dtype %s cannot cross DLPack", kbv_dtype_name(dt));
         owner_delete(&o->m);
-        py_take_error(err, NULL, NULL);
         return NULL;
     }
-    PyObject *res = PyObject_CallOneArg(c->from_dlpack, cap);
-    Py_DECREF(cap); /* if torch consumed it, its deleter now belongs to the tensor */
-    if (res && is_bool) {
-        PyObject *b = PyObject_GetAttrString(c->torch, "bool");
-        PyObject *res2 = b ? PyObject_CallMethod(res, "to", "O", b) : NULL;
-        Py_XDECREF(b);
-        Py_DECREF(res);
-        res = res2;
-    }
-    if (!res) py_take_error(err, NULL, NULL);
-    return res;
+    memcpy(o->shape, shape, sizeof(int64_t) * (size_t)ndim);
+    d->ndim = ndim;
+    d->data = dev;
+    d->device = (DLDevice){kDLCUDA, 0};
+    return wrap(c, o, dt, err);
 }
 
 static int from_dl_dtype(DLDataType dt, kbv_dtype *o) {
@@ -165,7 +191,7 @@ int dl_from_torch(dl_ctx *c, PyObject *tensor, kbv_tensor *out, kbv_err *err) {
     PyObject *t = PyObject_CallMethod(tensor, "detach", NULL);
     if (t && want == KBV_DT_BOOL) {
         PyObject *u8 = PyObject_GetAttrString(c->torch, "uint8");
-        PyObject *t2 = u8 ? PyObject_CallMethod(t, "to", "O", u8) : NULL;
+        PyObject *t2 = u8 ? PyObject_CallMethod(t, "view", "O", u8) : NULL; /* same bytes, no copy */
         Py_XDECREF(u8);
         Py_DECREF(t);
         t = t2;
@@ -249,4 +275,43 @@ done:
     Py_DECREF(cap); /* torch's capsule destructor releases the managed tensor */
     Py_DECREF(t);
     return rc;
+}
+
+PyObject *dl_locate(dl_ctx *c, PyObject *tensor, const void **ptr, size_t *span, int *contiguous, int *on_gpu,
+                    kbv_err *err) {
+    PyObject *t = PyObject_CallMethod(tensor, "detach", NULL);
+    char dtname[64];
+    PyObject *dtype = t ? PyObject_GetAttrString(t, "dtype") : NULL;
+    py_str(dtype, dtname, sizeof dtname);
+    Py_XDECREF(dtype);
+    if (t && kbv_dtype_from_name(dtname) == KBV_DT_BOOL) {
+        PyObject *u8 = PyObject_GetAttrString(c->torch, "uint8");
+        PyObject *t2 = u8 ? PyObject_CallMethod(t, "view", "O", u8) : NULL;
+        Py_XDECREF(u8);
+        Py_DECREF(t);
+        t = t2;
+    }
+    PyObject *cap = t ? PyObject_CallOneArg(c->to_dlpack, t) : NULL;
+    Py_XDECREF(t);
+    if (!cap) return py_take_error(err, NULL, NULL), NULL;
+    DLManagedTensor *m = PyCapsule_GetPointer(cap, "dltensor");
+    if (!m) {
+        Py_DECREF(cap);
+        return py_take_error(err, NULL, NULL), NULL;
+    }
+    const DLTensor *d = &m->dl_tensor;
+    size_t es = (size_t)(d->dtype.bits / 8) * d->dtype.lanes;
+    int64_t numel = 1, extent = 1, expect = 1;
+    *contiguous = 1;
+    for (int k = d->ndim - 1; k >= 0; k--) {
+        int64_t st = d->strides ? d->strides[k] : expect;
+        if (d->shape[k] != 1 && st != expect) *contiguous = 0;
+        expect *= d->shape[k];
+        numel *= d->shape[k];
+        if (d->shape[k] > 0) extent += (d->shape[k] - 1) * (st < 0 ? -st : st);
+    }
+    *ptr = (const char *)d->data + d->byte_offset;
+    *span = numel ? (size_t)extent * es : 0;
+    *on_gpu = d->device.device_type == kDLCUDA || d->device.device_type == kDLCUDAManaged;
+    return cap;
 }

@@ -24,5 +24,12 @@ int dl_init(dl_ctx *c, int cuda, kbv_err *err);
 /* Takes ownership of t's data (t is left empty). Returns a new reference or NULL (err set). */
 PyObject *dl_to_torch(dl_ctx *c, kbv_tensor *t, kbv_err *err);
 int dl_from_torch(dl_ctx *c, PyObject *tensor, kbv_tensor *out, kbv_err *err);
+/* Wrap a device buffer (cudaMalloc'd, C-contiguous) as a torch tensor that owns it. */
+PyObject *dl_wrap_device(dl_ctx *c, kbv_dtype dt, int ndim, const int64_t *shape, void *dev, kbv_err *err);
+
+/* Where a tensor's bytes are: device or host pointer, bytes spanned, and whether they are
+ * C-contiguous; fills *dt. The capsule (returned, new reference) keeps them alive. */
+PyObject *dl_locate(dl_ctx *c, PyObject *tensor, const void **ptr, size_t *span, int *contiguous, int *on_gpu,
+                    kbv_err *err);
 
 #endif

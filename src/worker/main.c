@@ -13,7 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <malloc.h>
+
+#include "../gen_host.h"
 #include "../gpu/gpu.h"
+#include "../probe.h"
 #include "../proto.h"
 #include "../tensor.h"
 #include "dl.h"
@@ -25,6 +29,8 @@ typedef struct worker {
     PyObject *problem;   /* the problem module */
     PyObject *candidate; /* the candidate module, if loaded */
     PyObject *model;     /* the built model */
+    PyObject *oracle;    /* a float64 deep copy of the model, made on first use */
+    PyObject *inputs;    /* the current case's inputs (a tuple), made by gen_inputs */
 } worker;
 
 static void reply(json_t *msg) {
@@ -83,9 +89,29 @@ static json_t *cmd_load(worker *w, const json_t *cmd, int candidate) {
             return proto_fail("load", msg, NULL);
         }
     }
+    json_t *r = proto_ok();
+    if (!candidate) {
+        /* Declared input constraints (docs/correctness.md): KBV_INPUTS = {index: {...}}. */
+        PyObject *decl = PyObject_GetAttrString(mod, "KBV_INPUTS");
+        if (decl) {
+            PyObject *jsonmod = PyImport_ImportModule("json");
+            PyObject *text = jsonmod ? PyObject_CallMethod(jsonmod, "dumps", "O", decl) : NULL;
+            const char *t = text ? PyUnicode_AsUTF8(text) : NULL;
+            json_t *c = t ? json_loads(t, 0, NULL) : NULL;
+            if (c) json_object_set_new(r, "constraints", c);
+            else {
+                PyErr_Clear();
+                json_decref(r);
+                Py_XDECREF(text), Py_XDECREF(jsonmod), Py_DECREF(decl), Py_DECREF(mod);
+                return proto_fail("load", "KBV_INPUTS is not a JSON-serialisable dict", NULL);
+            }
+            Py_XDECREF(text), Py_XDECREF(jsonmod), Py_DECREF(decl);
+        }
+        PyErr_Clear();
+    }
     if (candidate) Py_XSETREF(w->candidate, mod);
     else Py_XSETREF(w->problem, mod);
-    return proto_ok();
+    return r;
 }
 
 static int seed_torch(worker *w, unsigned long long seed) {
@@ -104,6 +130,7 @@ static json_t *cmd_build(worker *w, const json_t *cmd) {
     if (!cand && strcmp(cls, "Model") != 0) return fail_text("protocol", "unknown class %s", cls);
     if (!w->problem || (cand && !w->candidate)) return proto_fail("protocol", "build before load", NULL);
     Py_CLEAR(w->model);
+    Py_CLEAR(w->oracle);
     if (seed_torch(w, (unsigned long long)seed) < 0) return fail_python("python", "seeding torch");
     PyObject *init = PyObject_CallMethod(w->problem, "get_init_inputs", NULL);
     if (!init) return fail_python("problem", "get_init_inputs()");
@@ -141,15 +168,6 @@ static json_t *scalar_to_json(PyObject *o) {
         return json_integer(v);
     }
     if (PyFloat_Check(o)) return json_real(PyFloat_AsDouble(o));
-    return NULL;
-}
-
-static PyObject *json_to_scalar(const json_t *v) {
-    if (json_is_null(v)) Py_RETURN_NONE;
-    if (json_is_boolean(v)) return PyBool_FromLong(json_is_true(v));
-    if (json_is_integer(v)) return PyLong_FromLongLong(json_integer_value(v));
-    if (json_is_real(v)) return PyFloat_FromDouble(json_real_value(v));
-    PyErr_SetString(PyExc_TypeError, "unsupported scalar input");
     return NULL;
 }
 
@@ -210,72 +228,368 @@ static json_t *save_values(worker *w, PyObject *seq, const char *prefix, const c
     return r;
 }
 
-static json_t *cmd_make_inputs(worker *w, const json_t *cmd) {
-    const char *prefix;
-    long long seed;
-    kbv_err err;
-    if (proto_get_str(cmd, "prefix", &prefix, &err) < 0 || proto_get_int(cmd, "seed", &seed, &err) < 0)
-        return proto_fail("protocol", err.msg, NULL);
-    if (!w->problem) return proto_fail("protocol", "make_inputs before load_problem", NULL);
-    if (seed_torch(w, (unsigned long long)seed) < 0) return fail_python("python", "seeding torch");
+/* The device the worker runs on, as torch names it. */
+static const char *devname(const worker *w) { return w->cuda ? "cuda" : "cpu"; }
+
+/* A tensor moved to the device and made contiguous; other values as they are. */
+static PyObject *to_device(worker *w, PyObject *v) {
+    if (PyObject_IsInstance(v, w->dl.tensor_type) != 1) return Py_INCREF(v), v;
+    PyObject *d = PyObject_CallMethod(v, "to", "s", devname(w));
+    PyObject *c = d ? PyObject_CallMethod(d, "contiguous", NULL) : NULL;
+    Py_XDECREF(d);
+    return c;
+}
+
+/* get_inputs() under a torch seed, as a new list (NULL with the Python error pending). */
+static PyObject *nominal_inputs(worker *w, unsigned long long seed) {
+    if (seed_torch(w, seed) < 0) return NULL;
     PyObject *xs = PyObject_CallMethod(w->problem, "get_inputs", NULL);
-    if (!xs) return fail_python("problem", "get_inputs()");
-    if (!PySequence_Check(xs) || PyUnicode_Check(xs)) {
-        Py_DECREF(xs);
-        return proto_fail("problem", "get_inputs() did not return a list", NULL);
-    }
-    json_t *r = save_values(w, xs, prefix, "problem", "get_inputs()");
+    if (!xs) return NULL;
+    PyObject *list = PySequence_List(xs);
     Py_DECREF(xs);
+    return list;
+}
+
+static json_t *cmd_probe(worker *w, const json_t *cmd) {
+    const char *prefix;
+    kbv_err err;
+    json_t *seeds = json_object_get(cmd, "seeds");
+    if (proto_get_str(cmd, "mask_prefix", &prefix, &err) < 0) return proto_fail("protocol", err.msg, NULL);
+    if (!json_is_array(seeds) || !json_array_size(seeds)) return proto_fail("protocol", "probe needs seeds", NULL);
+    if (!w->problem) return proto_fail("protocol", "probe before load_problem", NULL);
+    probe_input *pr = NULL;
+    json_t **scalars = NULL;
+    Py_ssize_t n = -1;
+    json_t *fail = NULL;
+    for (size_t k = 0; k < json_array_size(seeds) && !fail; k++) {
+        PyObject *xs = nominal_inputs(w, (unsigned long long)json_integer_value(json_array_get(seeds, k)));
+        if (!xs) {
+            fail = fail_python("problem", "get_inputs()");
+            break;
+        }
+        if (n < 0) {
+            n = PyList_GET_SIZE(xs);
+            pr = calloc((size_t)n + 1, sizeof *pr);
+            scalars = calloc((size_t)n + 1, sizeof *scalars);
+            for (Py_ssize_t j = 0; j < n; j++) probe_init(&pr[j]);
+        } else if (PyList_GET_SIZE(xs) != n) {
+            fail = proto_fail("problem", "get_inputs() returned a different number of inputs under another seed", NULL);
+        }
+        for (Py_ssize_t j = 0; !fail && j < n; j++) {
+            PyObject *v = PyList_GET_ITEM(xs, j);
+            if (PyObject_IsInstance(v, w->dl.tensor_type) == 1) {
+                kbv_tensor t;
+                if (dl_from_torch(&w->dl, v, &t, &err) < 0) {
+                    char msg[1200];
+                    snprintf(msg, sizeof msg, "get_inputs(), value %zd: %s", j, err.msg);
+                    fail = proto_fail("problem", msg, NULL);
+                    break;
+                }
+                probe_add(&pr[j], &t);
+                kbv_tensor_free(&t);
+            } else {
+                json_t *sv = scalar_to_json(v);
+                if (!sv) {
+                    char msg[300];
+                    snprintf(msg, sizeof msg, "get_inputs(), value %zd: a %s is neither a tensor nor a number", j,
+                             Py_TYPE(v)->tp_name);
+                    PyErr_Clear();
+                    fail = proto_fail("problem", msg, NULL);
+                    break;
+                }
+                json_decref(scalars[j]);
+                scalars[j] = sv;
+            }
+        }
+        Py_DECREF(xs);
+    }
+    json_t *list = json_array();
+    for (Py_ssize_t j = 0; !fail && j < n; j++) {
+        if (scalars[j] && !pr[j].nprobes) {
+            json_array_append_new(list, json_pack("{s:s, s:O}", "kind", "scalar", "value", scalars[j]));
+            continue;
+        }
+        json_t *o = probe_to_json(&pr[j]);
+        json_object_set_new(o, "kind", json_string("tensor"));
+        int64_t numel = 1;
+        for (int d = 0; d < pr[j].ndim; d++) numel *= pr[j].shape[d];
+        if (pr[j].zeros && pr[j].zero_count > 0 && pr[j].zero_count < numel && pr[j].consistent) {
+            kbv_tensor m;
+            char path[4200];
+            snprintf(path, sizeof path, "%s%zd.kbt", prefix, j);
+            if (kbv_tensor_alloc(&m, KBV_DT_BOOL, pr[j].ndim, pr[j].shape, &err) == 0) {
+                memcpy(m.data, pr[j].zeros, (size_t)numel);
+                if (kbv_tensor_save(&m, path, &err) == 0) json_object_set_new(o, "zero_mask", json_string(path));
+                kbv_tensor_free(&m);
+            }
+        }
+        json_array_append_new(list, o);
+    }
+    for (Py_ssize_t j = 0; j < n; j++) probe_free(&pr[j]), json_decref(scalars[j]);
+    free(pr), free(scalars);
+    if (fail) {
+        json_decref(list);
+        return fail;
+    }
+    json_t *r = proto_ok();
+    json_object_set_new(r, "inputs", list);
     return r;
 }
 
-/* Inputs from their descriptors, as a tuple of torch tensors on the device and scalars. */
-static PyObject *load_inputs(worker *w, const json_t *inputs, kbv_err *err) {
-    if (!json_is_array(inputs)) return kbv_seterr(err, "\"inputs\" is not an array"), NULL;
-    size_t n = json_array_size(inputs);
-    PyObject *args = PyTuple_New((Py_ssize_t)n);
-    if (!args) return py_take_error(err, NULL, NULL), NULL;
-    for (size_t i = 0; i < n; i++) {
-        const json_t *d = json_array_get(inputs, i);
-        const char *kind = json_string_value(json_object_get(d, "kind"));
-        PyObject *v = NULL;
-        if (kind && strcmp(kind, "tensor") == 0) {
-            const char *path = json_string_value(json_object_get(d, "path"));
-            kbv_tensor t;
-            if (!path) kbv_seterr(err, "input %zu has no path", i);
-            else if (kbv_tensor_load(&t, path, err) == 0) {
-                v = dl_to_torch(&w->dl, &t, err);
-                kbv_tensor_free(&t);
-            }
-        } else if (kind && strcmp(kind, "scalar") == 0) {
-            v = json_to_scalar(json_object_get(d, "value"));
-            if (!v) py_take_error(err, NULL, NULL);
-        } else {
-            kbv_seterr(err, "input %zu has an unknown kind", i);
+/* One generated input from its spec (docs/protocol.md). */
+static PyObject *make_generated(worker *w, const json_t *sp, kbv_err *err) {
+    kbv_gen_plan g;
+    memset(&g, 0, sizeof g);
+    kbv_dtype dt = kbv_dtype_from_name(json_string_value(json_object_get(sp, "dtype")));
+    json_t *shape = json_object_get(sp, "shape"), *key = json_object_get(sp, "key");
+    if (dt == KBV_DT_INVALID || !json_is_array(shape) || json_array_size(shape) > KBV_MAX_DIMS || !json_is_array(key))
+        return kbv_seterr(err, "bad generated-input spec"), NULL;
+    int64_t sh[KBV_MAX_DIMS];
+    int nd = (int)json_array_size(shape);
+    for (int d = 0; d < nd; d++) sh[d] = json_integer_value(json_array_get(shape, (size_t)d));
+    g.s.key[0] = (uint32_t)json_integer_value(json_array_get(key, 0));
+    g.s.key[1] = (uint32_t)json_integer_value(json_array_get(key, 1));
+    g.s.tag = (uint32_t)json_integer_value(json_object_get(sp, "tag"));
+    g.s.input = (uint32_t)json_integer_value(json_object_get(sp, "input"));
+    g.s.dist = (int)json_integer_value(json_object_get(sp, "dist"));
+    g.s.domain = (int)json_integer_value(json_object_get(sp, "domain"));
+    g.s.lo = (float)json_number_value(json_object_get(sp, "lo"));
+    g.s.hi = (float)json_number_value(json_object_get(sp, "hi"));
+    g.dtype = dt;
+    g.kind = dt == KBV_DT_BOOL ? KBV_GEN_BOOL : kbv_dtype_is_float(dt) ? KBV_GEN_FLOAT : KBV_GEN_INT;
+    g.ilo = json_integer_value(json_object_get(sp, "ilo"));
+    g.ihi = json_integer_value(json_object_get(sp, "ihi"));
+    g.p = (float)json_number_value(json_object_get(sp, "p"));
+    const char *mask_path = json_string_value(json_object_get(sp, "zero_mask"));
+    int sym = json_is_true(json_object_get(sp, "symmetric"));
+    kbv_tensor host;
+    if (kbv_tensor_alloc(&host, dt, nd, sh, err) < 0) return NULL;
+    int64_t n = kbv_tensor_numel(&host);
+    size_t es = kbv_dtype_size(dt);
+    kbv_tensor mask = {0};
+    if (mask_path && (kbv_tensor_load(&mask, mask_path, err) < 0 || kbv_tensor_numel(&mask) != n)) {
+        kbv_tensor_free(&host), kbv_tensor_free(&mask);
+        return err->msg[0] ? NULL : (kbv_seterr(err, "zero mask does not fit the input"), NULL);
+    }
+    int64_t d = nd >= 2 ? sh[nd - 1] : 0, batch = d ? n / (d * d) : 0;
+    if (!w->cuda) {
+        gen_fill_host(&g, host.data, n, es);
+        if (mask.data) gen_mask_host(host.data, mask.data, n, es);
+        if (sym && d) gen_symmetrize_host(host.data, batch, d, es);
+        kbv_tensor_free(&mask);
+        return dl_to_torch(&w->dl, &host, err);
+    }
+    kbv_tensor_free(&host);
+    void *dev = NULL, *dmask = NULL;
+    int rc = gpu_malloc(&dev, (size_t)n * es, err);
+    if (rc == 0) rc = gpu_gen_fill(&g, dev, n, es, err);
+    if (rc == 0 && mask.data) {
+        rc = gpu_malloc(&dmask, (size_t)n, err);
+        if (rc == 0) rc = gpu_copy_to_device(dmask, mask.data, (size_t)n, err);
+        if (rc == 0) rc = gpu_gen_mask(dev, dmask, n, es, err);
+        gpu_free(dmask);
+    }
+    if (rc == 0 && sym && d) rc = gpu_gen_symmetrize(dev, batch, d, es, err);
+    kbv_tensor_free(&mask);
+    if (rc < 0) {
+        gpu_free(dev);
+        return NULL;
+    }
+    return dl_wrap_device(&w->dl, dt, nd, sh, dev, err);
+}
+
+/* Fingerprint of a tensor's bytes, computed where they live. */
+static int fingerprint(worker *w, PyObject *t, uint64_t *fp, kbv_err *err) {
+    const void *ptr;
+    size_t span;
+    int contiguous, on_gpu;
+    PyObject *cap = dl_locate(&w->dl, t, &ptr, &span, &contiguous, &on_gpu, err);
+    if (!cap) return -1;
+    int rc = 0;
+    if (contiguous && on_gpu) rc = gpu_sync(err) == 0 ? gpu_fingerprint(ptr, span, fp, err) : -1;
+    else if (contiguous) *fp = gen_fingerprint_host(ptr, span);
+    else {
+        kbv_tensor h;
+        rc = dl_from_torch(&w->dl, t, &h, err);
+        if (rc == 0) *fp = gen_fingerprint_host(h.data, h.nbytes), kbv_tensor_free(&h);
+    }
+    Py_DECREF(cap);
+    return rc;
+}
+
+/* Fingerprints of the current inputs, as hex strings (null for non-tensors). */
+static json_t *input_prints(worker *w, kbv_err *err) {
+    json_t *a = json_array();
+    for (Py_ssize_t j = 0; w->inputs && j < PyTuple_GET_SIZE(w->inputs); j++) {
+        PyObject *v = PyTuple_GET_ITEM(w->inputs, j);
+        if (PyObject_IsInstance(v, w->dl.tensor_type) != 1) {
+            json_array_append_new(a, json_null());
+            continue;
         }
-        if (!v) {
-            Py_DECREF(args);
+        uint64_t fp;
+        if (fingerprint(w, v, &fp, err) < 0) {
+            json_decref(a);
             return NULL;
         }
-        PyTuple_SET_ITEM(args, (Py_ssize_t)i, v);
+        char hx[17];
+        snprintf(hx, sizeof hx, "%016llx", (unsigned long long)fp);
+        json_array_append_new(a, json_string(hx));
     }
-    return args;
+    return a;
+}
+
+static json_t *cmd_gen_inputs(worker *w, const json_t *cmd) {
+    json_t *specs = json_object_get(cmd, "inputs");
+    long long seed = 0;
+    kbv_err err = {{0}};
+    if (!json_is_array(specs) || proto_get_int(cmd, "seed", &seed, &err) < 0)
+        return proto_fail("protocol", err.msg[0] ? err.msg : "gen_inputs needs inputs", NULL);
+    if (!w->problem) return proto_fail("protocol", "gen_inputs before load_problem", NULL);
+    Py_CLEAR(w->inputs);
+    size_t n = json_array_size(specs);
+    PyObject *tuple = PyTuple_New((Py_ssize_t)n), *nominal = NULL;
+    if (!tuple) return fail_python("python", "gen_inputs");
+    for (size_t j = 0; j < n; j++) {
+        const json_t *sp = json_array_get(specs, j);
+        const char *kind = json_string_value(json_object_get(sp, "kind"));
+        PyObject *v = NULL;
+        if (kind && strcmp(kind, "gen") == 0) {
+            v = make_generated(w, sp, &err);
+            if (!v) {
+                Py_DECREF(tuple), Py_XDECREF(nominal);
+                char msg[1300];
+                snprintf(msg, sizeof msg, "generating input %zu: %s", j, err.msg);
+                return proto_fail(strstr(err.msg, "cuda") ? "cuda" : "io", msg, NULL);
+            }
+        } else {
+            if (!nominal && !(nominal = nominal_inputs(w, (unsigned long long)seed))) {
+                Py_DECREF(tuple);
+                return fail_python("problem", "get_inputs()");
+            }
+            if ((Py_ssize_t)j >= PyList_GET_SIZE(nominal)) {
+                Py_DECREF(tuple), Py_DECREF(nominal);
+                return proto_fail("problem", "get_inputs() returned fewer inputs than probed", NULL);
+            }
+            v = to_device(w, PyList_GET_ITEM(nominal, (Py_ssize_t)j));
+            if (!v) {
+                Py_DECREF(tuple), Py_DECREF(nominal);
+                return fail_python("problem", "moving an input to the device");
+            }
+        }
+        PyTuple_SET_ITEM(tuple, (Py_ssize_t)j, v);
+    }
+    Py_XDECREF(nominal);
+    w->inputs = tuple;
+    json_t *fps = input_prints(w, &err);
+    if (!fps) return proto_fail(w->cuda ? "cuda" : "io", err.msg, NULL);
+    json_t *r = proto_ok();
+    json_object_set_new(r, "fingerprints", fps);
+    return r;
+}
+
+static int set_tf32(worker *w, int on) {
+    PyObject *backends = PyObject_GetAttrString(w->dl.torch, "backends");
+    PyObject *cuda = backends ? PyObject_GetAttrString(backends, "cuda") : NULL;
+    PyObject *matmul = cuda ? PyObject_GetAttrString(cuda, "matmul") : NULL;
+    PyObject *cudnn = backends ? PyObject_GetAttrString(backends, "cudnn") : NULL;
+    int rc = matmul && cudnn && PyObject_SetAttrString(matmul, "allow_tf32", on ? Py_True : Py_False) == 0 &&
+                     PyObject_SetAttrString(cudnn, "allow_tf32", on ? Py_True : Py_False) == 0
+                 ? 0
+                 : -1;
+    Py_XDECREF(cudnn), Py_XDECREF(matmul), Py_XDECREF(cuda), Py_XDECREF(backends);
+    return rc;
+}
+
+/* Fill freed memory with byte v so unwritten output elements show: glibc's perturbation on
+ * the CPU, torch's caching allocator on the GPU (blocks filled, then released to its cache). */
+static int poison(worker *w, int v, long long bytes) {
+    mallopt(M_PERTURB, v);
+    if (!w->cuda || v == 0) return 0;
+    PyObject *cudamod = PyObject_GetAttrString(w->dl.torch, "cuda");
+    PyObject *u8 = PyObject_GetAttrString(w->dl.torch, "uint8");
+    PyObject *r = cudamod ? PyObject_CallMethod(cudamod, "empty_cache", NULL) : NULL;
+    Py_XDECREF(r);
+    int rc = cudamod && u8 && r ? 0 : -1;
+    long long sizes[17];
+    int ns = 0;
+    sizes[ns++] = bytes > (64LL << 20) ? bytes : (64LL << 20);
+    for (int k = 0; k < 16; k++) sizes[ns++] = 512LL << 10; /* the small pool's blocks */
+    PyObject *held = PyList_New(0);
+    for (int k = 0; rc == 0 && k < ns; k++) {
+        PyObject *kw = Py_BuildValue("{s:O, s:s}", "dtype", u8, "device", "cuda");
+        PyObject *args = Py_BuildValue("(L)", sizes[k]);
+        PyObject *empty = PyObject_GetAttrString(w->dl.torch, "empty");
+        PyObject *t = kw && args && empty ? PyObject_Call(empty, args, kw) : NULL;
+        PyObject *f = t ? PyObject_CallMethod(t, "fill_", "i", v) : NULL;
+        if (!f || PyList_Append(held, t) < 0) rc = -1;
+        Py_XDECREF(f), Py_XDECREF(t), Py_XDECREF(empty), Py_XDECREF(args), Py_XDECREF(kw);
+    }
+    Py_XDECREF(held); /* freed into the cache, still holding the poison */
+    Py_XDECREF(u8), Py_XDECREF(cudamod);
+    if (rc < 0) PyErr_Clear(); /* out of memory for the poison is not the candidate's fault */
+    return 0;
+}
+
+/* [lo, hi) byte ranges of a tensor, for aliasing checks. */
+static int extent(worker *w, PyObject *t, uintptr_t *lo, uintptr_t *hi) {
+    const void *ptr;
+    size_t span;
+    int contiguous, on_gpu;
+    kbv_err err;
+    PyObject *cap = dl_locate(&w->dl, t, &ptr, &span, &contiguous, &on_gpu, &err);
+    if (!cap) return PyErr_Clear(), -1;
+    *lo = (uintptr_t)ptr, *hi = (uintptr_t)ptr + span;
+    Py_DECREF(cap);
+    return 0;
 }
 
 static json_t *cmd_forward(worker *w, const json_t *cmd) {
-    const char *prefix;
-    kbv_err err;
+    const char *prefix, *precision = json_string_value(json_object_get(cmd, "precision"));
+    kbv_err err = {{0}};
     if (proto_get_str(cmd, "prefix", &prefix, &err) < 0) return proto_fail("protocol", err.msg, NULL);
-    if (!w->model) return proto_fail("protocol", "forward before build", NULL);
-    PyObject *args = load_inputs(w, json_object_get(cmd, "inputs"), &err);
-    if (!args) return proto_fail("io", err.msg, NULL);
+    if (!w->model || !w->inputs) return proto_fail("protocol", "forward before build and gen_inputs", NULL);
+    int f64 = precision && strcmp(precision, "float64") == 0;
+    PyObject *model = w->model, *args = w->inputs;
+    Py_INCREF(args);
+    if (f64) {
+        if (!w->oracle) {
+            PyObject *copy = PyImport_ImportModule("copy");
+            PyObject *dup = copy ? PyObject_CallMethod(copy, "deepcopy", "O", w->model) : NULL;
+            w->oracle = dup ? PyObject_CallMethod(dup, "double", NULL) : NULL;
+            Py_XDECREF(dup), Py_XDECREF(copy);
+            if (!w->oracle) {
+                Py_DECREF(args);
+                return fail_python("oracle", "making the float64 model");
+            }
+        }
+        model = w->oracle;
+        Py_DECREF(args);
+        args = PyTuple_New(PyTuple_GET_SIZE(w->inputs));
+        for (Py_ssize_t j = 0; args && j < PyTuple_GET_SIZE(w->inputs); j++) {
+            PyObject *v = PyTuple_GET_ITEM(w->inputs, j), *c = NULL;
+            PyObject *fp = PyObject_IsInstance(v, w->dl.tensor_type) == 1 ? PyObject_CallMethod(v, "is_floating_point", NULL) : NULL;
+            if (fp == Py_True) c = PyObject_CallMethod(v, "double", NULL);
+            else Py_INCREF(v), c = v;
+            Py_XDECREF(fp);
+            if (!c) {
+                Py_DECREF(args);
+                return fail_python("oracle", "casting inputs to float64");
+            }
+            PyTuple_SET_ITEM(args, j, c);
+        }
+    }
+    json_t *tf = json_object_get(cmd, "tf32");
+    if (json_is_boolean(tf) && set_tf32(w, json_is_true(tf)) < 0) PyErr_Clear();
+    json_t *pz = json_object_get(cmd, "poison");
+    if (json_is_integer(pz)) poison(w, (int)json_integer_value(pz), json_integer_value(json_object_get(cmd, "poison_bytes")));
     double t0 = kbv_now();
-    PyObject *out = PyObject_CallObject(w->model, args);
+    PyObject *out = PyObject_CallObject(model, args);
+    mallopt(M_PERTURB, 0);
     Py_DECREF(args);
-    if (!out) return fail_python("python", "forward");
+    if (!out) return fail_python(f64 ? "oracle" : "python", "forward");
     if (w->cuda && gpu_sync(&err) < 0) {
         Py_DECREF(out);
-        return proto_fail("cuda", err.msg, NULL);
+        return proto_fail(f64 ? "oracle" : "cuda", err.msg, NULL);
     }
     double wall = kbv_now() - t0;
     PyObject *seq;
@@ -288,9 +602,137 @@ static json_t *cmd_forward(worker *w, const json_t *cmd) {
         return proto_fail("output", msg, NULL);
     }
     Py_DECREF(out);
+    /* Which outputs share bytes with which inputs. */
+    json_t *aliases = json_array();
+    for (Py_ssize_t k = 0; seq && k < PySequence_Size(seq); k++) {
+        PyObject *o = PySequence_GetItem(seq, k);
+        uintptr_t olo, ohi, ilo, ihi;
+        if (o && PyObject_IsInstance(o, w->dl.tensor_type) == 1 && extent(w, o, &olo, &ohi) == 0)
+            for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(w->inputs); j++) {
+                PyObject *in = PyTuple_GET_ITEM(w->inputs, j);
+                if (PyObject_IsInstance(in, w->dl.tensor_type) == 1 && extent(w, in, &ilo, &ihi) == 0 && olo < ihi &&
+                    ilo < ohi && olo != ohi)
+                    json_array_append_new(aliases, json_pack("[n, n]", (json_int_t)k, (json_int_t)j));
+            }
+        Py_XDECREF(o);
+        PyErr_Clear();
+    }
     json_t *r = seq ? save_values(w, seq, prefix, "output", "forward output") : fail_python("python", "forward output");
     Py_XDECREF(seq);
-    if (json_is_true(json_object_get(r, "ok"))) json_object_set_new(r, "wall_s", json_real(wall));
+    if (json_is_true(json_object_get(r, "ok"))) {
+        json_object_set_new(r, "wall_s", json_real(wall));
+        json_object_set_new(r, "aliases", aliases);
+        json_t *after = input_prints(w, &err);
+        if (after) json_object_set_new(r, "inputs_after", after);
+        else PyErr_Clear();
+    } else {
+        json_decref(aliases);
+    }
+    return r;
+}
+
+/* KernelBench's own correctness check, in this one process (--protocol standard): seeds 42,
+ * trial seeds from torch.randint, Model and ModelNew on the same uncloned inputs, TF32 off,
+ * no eval(). Saves both outputs of every trial; kbv compares them. */
+static json_t *cmd_standard(worker *w, const json_t *cmd) {
+    const char *prefix;
+    long long trials;
+    kbv_err err;
+    if (proto_get_str(cmd, "prefix", &prefix, &err) < 0 || proto_get_int(cmd, "trials", &trials, &err) < 0)
+        return proto_fail("protocol", err.msg, NULL);
+    if (!w->problem || !w->candidate) return proto_fail("protocol", "standard before load_candidate", NULL);
+    if (w->cuda && set_tf32(w, 0) < 0) PyErr_Clear();
+    long long *seeds = calloc((size_t)trials + 1, sizeof *seeds);
+    if (seed_torch(w, 42) < 0) return free(seeds), fail_python("python", "seeding torch");
+    for (long long t = 0; t < trials; t++) {
+        PyObject *ri = PyObject_CallMethod(w->dl.torch, "randint", "LL(i)", 0LL, 4294967295LL, 1);
+        PyObject *item = ri ? PyObject_CallMethod(ri, "item", NULL) : NULL;
+        seeds[t] = item ? PyLong_AsLongLong(item) : 0;
+        Py_XDECREF(item), Py_XDECREF(ri);
+        if (!item) return free(seeds), fail_python("python", "drawing KernelBench's trial seeds");
+    }
+    PyObject *models[2] = {NULL, NULL};
+    const char *names[2] = {"Model", "ModelNew"};
+    for (int m = 0; m < 2; m++) {
+        if (seed_torch(w, 42) < 0) break;
+        PyObject *init = PyObject_CallMethod(w->problem, "get_init_inputs", NULL);
+        PyObject *args = init ? PySequence_Tuple(init) : NULL;
+        Py_XDECREF(init);
+        if (!args || seed_torch(w, 42) < 0) {
+            Py_XDECREF(args);
+            break;
+        }
+        PyObject *klass = PyObject_GetAttrString(m ? w->candidate : w->problem, names[m]);
+        PyObject *obj = klass ? PyObject_Call(klass, args, NULL) : NULL;
+        Py_XDECREF(klass), Py_DECREF(args);
+        models[m] = obj ? PyObject_CallMethod(obj, "to", "s", devname(w)) : NULL;
+        Py_XDECREF(obj);
+        if (!models[m]) break;
+    }
+    if (!models[0] || !models[1]) {
+        json_t *f = fail_python(models[0] ? "python" : "problem", models[0] ? "ModelNew(*get_init_inputs())" : "Model(*get_init_inputs())");
+        Py_XDECREF(models[0]), Py_XDECREF(models[1]), free(seeds);
+        return f;
+    }
+    json_t *list = json_array(), *fail = NULL;
+    for (long long t = 0; t < trials && !fail; t++) {
+        PyObject *xs = nominal_inputs(w, (unsigned long long)seeds[t]);
+        PyObject *args = xs ? PyTuple_New(PyList_GET_SIZE(xs)) : NULL;
+        for (Py_ssize_t j = 0; args && j < PyList_GET_SIZE(xs); j++) {
+            PyObject *v = to_device(w, PyList_GET_ITEM(xs, j));
+            if (!v) {
+                Py_CLEAR(args);
+                break;
+            }
+            PyTuple_SET_ITEM(args, j, v);
+        }
+        Py_XDECREF(xs);
+        if (!args) {
+            fail = fail_python("problem", "get_inputs()");
+            break;
+        }
+        json_t *trial = json_pack("{s:I}", "seed", (json_int_t)seeds[t]);
+        for (int m = 0; m < 2 && !fail; m++) {
+            PyObject *out = PyObject_CallObject(models[m], args);
+            if (out && w->cuda && gpu_sync(&err) < 0) {
+                fail = proto_fail(m ? "cuda" : "problem", err.msg, NULL);
+                Py_DECREF(out);
+                break;
+            }
+            if (!out) {
+                fail = fail_python(m ? "python" : "problem", m ? "ModelNew forward" : "Model forward");
+                break;
+            }
+            PyObject *seq = PyObject_IsInstance(out, w->dl.tensor_type) == 1 ? PyTuple_Pack(1, out)
+                            : (PyTuple_Check(out) || PyList_Check(out)) ? (Py_INCREF(out), out) : NULL;
+            Py_DECREF(out);
+            if (!seq) {
+                fail = proto_fail("output", "forward returned something that is not a tensor or a tuple of tensors", NULL);
+                break;
+            }
+            char pre[4200];
+            snprintf(pre, sizeof pre, "%s%lld_%s_", prefix, t, m ? "new" : "ref");
+            json_t *saved = save_values(w, seq, pre, m ? "output" : "problem", "forward output");
+            Py_DECREF(seq);
+            if (!json_is_true(json_object_get(saved, "ok"))) {
+                fail = saved;
+                break;
+            }
+            json_object_set(trial, m ? "new" : "ref", json_object_get(saved, "values"));
+            json_decref(saved);
+        }
+        Py_DECREF(args);
+        if (fail) json_decref(trial);
+        else json_array_append_new(list, trial);
+    }
+    Py_DECREF(models[0]), Py_DECREF(models[1]);
+    free(seeds);
+    if (fail) {
+        json_decref(list);
+        return fail;
+    }
+    json_t *r = proto_ok();
+    json_object_set_new(r, "trials", list);
     return r;
 }
 
@@ -385,7 +827,9 @@ int main(int argc, char **argv) {
         else if (strcmp(op, "load_problem") == 0) res = cmd_load(&w, cmd, 0);
         else if (strcmp(op, "load_candidate") == 0) res = cmd_load(&w, cmd, 1);
         else if (strcmp(op, "build") == 0) res = cmd_build(&w, cmd);
-        else if (strcmp(op, "make_inputs") == 0) res = cmd_make_inputs(&w, cmd);
+        else if (strcmp(op, "probe") == 0) res = cmd_probe(&w, cmd);
+        else if (strcmp(op, "gen_inputs") == 0) res = cmd_gen_inputs(&w, cmd);
+        else if (strcmp(op, "standard") == 0) res = cmd_standard(&w, cmd);
         else if (strcmp(op, "forward") == 0) res = cmd_forward(&w, cmd);
         else if (strcmp(op, "quit") == 0) {
             json_decref(cmd);
