@@ -1,5 +1,9 @@
 /* eval.c -- orchestrate one evaluation (see eval.h).
  *
+ * Case plan: for each distribution in kDists, --cases seeds. A hidden case whose reference
+ * output is not valid is retried in narrower domains (raw, abs, nominal_range, a fresh
+ * nominal draw); if none is valid the case is skipped and never counts.
+ *
  * Worker failures map to verdicts here, in one place (candidate_failure()):
  *   reply kind "load"            -> compile_error
  *   reply kind "exit" (SystemExit), process died, protocol garbage -> crash
@@ -17,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gen.h"
 #include "judge.h"
 #include "proc.h"
 #include "tensor.h"
@@ -29,17 +34,10 @@ void eval_opts_default(eval_opts *o) {
     o->timeout_s = 300;
     o->load_timeout_s = 600;
     o->start_timeout_s = 120;
-    o->ncases = 3;
+    o->ncases = 2;
+    o->protocol = EVAL_VERIFIED;
     o->capture_cap = 256 * 1024;
 }
-
-/* One output of one case: where the reference's lives, in memory. */
-typedef struct ref_case {
-    json_t *inputs;     /* input descriptors (for the candidate's forward) */
-    kbv_tensor *outs;   /* reference outputs */
-    json_t *scalars;    /* non-tensor outputs, by position (JSON null where a tensor) */
-    int nouts;
-} ref_case;
 
 typedef struct eval_ctx {
     const eval_opts *o;
@@ -47,7 +45,11 @@ typedef struct eval_ctx {
     char scratch[PATH_MAX];
     char **env;
     int nenv;
-    ref_case *cases;
+    json_t *plan;        /* per input: how to make it (from the probe and the declarations) */
+    int oracle_fallback; /* 1 once float64 failed: the strict fp32 run is the oracle */
+    int nominal_nonfinite, nominal_degenerate;
+    int oracle_retry;    /* float64 failed on a hidden case: decide after the fp32 run */
+    char invalid_why[200]; /* why reference_case() returned 2 */
 } eval_ctx;
 
 static void progress(const eval_ctx *c, const char *fmt, const char *arg) {
@@ -198,113 +200,6 @@ static void candidate_failure(eval_ctx *c, kbv_proc *p, const char *what, proc_r
 
 static json_t *cmd_path(const char *op, const char *path) { return json_pack("{s:s, s:s}", "op", op, "path", path); }
 
-static uint64_t case_seed(uint64_t run_seed, int i) { return kbv_mix64(run_seed + 0x100 + (uint64_t)i) & SEED_MASK; }
-
-/* Make each nominal case's inputs in the reference worker (issue #3 moves this to C). */
-static int eval_make_cases(eval_ctx *c, kbv_proc *ref, kbv_err *err) {
-    for (int i = 0; i < c->o->ncases; i++) {
-        kbv_case *kc = result_add_case(c->r);
-        if (!kc) return kbv_seterr(err, "out of memory");
-        snprintf(kc->distribution, sizeof kc->distribution, "nominal");
-        kc->seed = case_seed(c->r->seed, i);
-        char prefix[PATH_MAX + 32];
-        snprintf(prefix, sizeof prefix, "%s/inputs/case%d_in", c->scratch, i);
-        json_t *rep;
-        proc_result pr = step(ref, json_pack("{s:s, s:s, s:I}", "op", "make_inputs", "prefix", prefix, "seed",
-                                             (json_int_t)kc->seed), c->o->timeout_s, &rep, err);
-        if (pr != PROC_OK || !json_is_true(json_object_get(rep, "ok"))) {
-            problem_failure(c, ref, "get_inputs()", pr, rep, err);
-            json_decref(rep);
-            return 1;
-        }
-        c->cases[i].inputs = json_incref(json_object_get(rep, "values"));
-        json_decref(rep);
-    }
-    return 0;
-}
-
-/* Read a worker's output descriptors into tensors (and delete the files). */
-static int read_outputs(const json_t *values, kbv_tensor **outs, json_t **scalars, int *n, kbv_err *err) {
-    size_t k = json_array_size(values);
-    *outs = calloc(k ? k : 1, sizeof **outs);
-    *scalars = json_array();
-    *n = (int)k;
-    if (!*outs || !*scalars) return kbv_seterr(err, "out of memory");
-    for (size_t j = 0; j < k; j++) {
-        const json_t *d = json_array_get(values, j);
-        const char *kind = json_string_value(json_object_get(d, "kind"));
-        if (kind && strcmp(kind, "tensor") == 0) {
-            const char *path = json_string_value(json_object_get(d, "path"));
-            json_array_append_new(*scalars, json_null());
-            if (!path || kbv_tensor_load(&(*outs)[j], path, err) < 0)
-                return path ? -1 : kbv_seterr(err, "output %zu has no path", j);
-            unlink(path);
-        } else {
-            json_array_append(*scalars, json_object_get(d, "value"));
-        }
-    }
-    return 0;
-}
-
-static void free_outputs(kbv_tensor *outs, int n) {
-    for (int j = 0; outs && j < n; j++) kbv_tensor_free(&outs[j]);
-    free(outs);
-}
-
-static int run_reference(eval_ctx *c, const char *device, uint64_t build_seed, kbv_err *err) {
-    kbv_proc ref;
-    json_t *hello = NULL, *rep = NULL;
-    int rc = 0;
-    progress(c, "starting the reference worker (%s)", device);
-    if (start_worker(c, &ref, "reference", device, &hello, err) < 0) return -1;
-    const char *s;
-    if ((s = json_string_value(json_object_get(hello, "python")))) snprintf(c->r->python, sizeof c->r->python, "%.*s", (int)strcspn(s, " "), s);
-    if ((s = json_string_value(json_object_get(hello, "torch")))) snprintf(c->r->torch, sizeof c->r->torch, "%s", s);
-    if ((s = json_string_value(json_object_get(hello, "gpu")))) snprintf(c->r->gpu, sizeof c->r->gpu, "%s", s);
-    json_decref(hello);
-    proc_result pr = step(&ref, cmd_path("load_problem", c->r->problem.path), c->o->timeout_s, &rep, err);
-    if (pr != PROC_OK || !json_is_true(json_object_get(rep, "ok"))) {
-        problem_failure(c, &ref, "load", pr, rep, err);
-        goto done;
-    }
-    json_decref(rep), rep = NULL;
-    pr = step(&ref, json_pack("{s:s, s:s, s:I}", "op", "build", "class", "Model", "seed", (json_int_t)build_seed),
-              c->o->timeout_s, &rep, err);
-    if (pr != PROC_OK || !json_is_true(json_object_get(rep, "ok"))) {
-        problem_failure(c, &ref, "Model construction", pr, rep, err);
-        goto done;
-    }
-    json_decref(rep), rep = NULL;
-    progress(c, "%s", "making inputs and reference outputs");
-    if (eval_make_cases(c, &ref, err) != 0) goto done;
-    for (int i = 0; i < c->o->ncases; i++) {
-        char prefix[PATH_MAX + 32];
-        snprintf(prefix, sizeof prefix, "%s/ref/case%d_out", c->scratch, i);
-        pr = step(&ref, json_pack("{s:s, s:s, s:O}", "op", "forward", "prefix", prefix, "inputs", c->cases[i].inputs),
-                  c->o->timeout_s, &rep, err);
-        if (pr != PROC_OK || !json_is_true(json_object_get(rep, "ok"))) {
-            problem_failure(c, &ref, "forward", pr, rep, err);
-            goto done;
-        }
-        ref_case *rc_ = &c->cases[i];
-        if (read_outputs(json_object_get(rep, "values"), &rc_->outs, &rc_->scalars, &rc_->nouts, err) < 0) {
-            c->r->status = KBV_PROBLEM_ERROR;
-            result_add_error(c->r, "reading the reference outputs: %s", err->msg);
-            goto done;
-        }
-        json_decref(rep), rep = NULL;
-    }
-done:
-    json_decref(rep);
-    if (c->r->status == KBV_PROBLEM_ERROR) {
-        proc_kill(&ref);
-        c->r->reference_stderr = proc_capture_text(&ref.err);
-    } else {
-        proc_finish(&ref, 5.0);
-    }
-    proc_free(&ref);
-    return rc;
-}
 
 /* The last n lines of text (a pointer into it). */
 static const char *tail_lines(const char *text, int n) {
@@ -315,103 +210,704 @@ static const char *tail_lines(const char *text, int n) {
     return p;
 }
 
-static void judge_case(eval_ctx *c, int i, kbv_tensor *outs, json_t *scalars, int n) {
-    kbv_case *kc = &c->r->cases[i];
-    ref_case *rc = &c->cases[i];
-    kc->evaluated = 1;
-    kc->passed = 1;
-    if (n != rc->nouts) {
-        kc->passed = 0;
-        snprintf(kc->detail, sizeof kc->detail, "%d outputs, expected %d", n, rc->nouts);
-        return;
+static const char *kDists[] = {"nominal", "normal", "uniform_shifted", "mixed_magnitude", "heavy_tailed"};
+static const int kDistCode[] = {-1, KBV_DIST_NORMAL, KBV_DIST_UNIFORM_SHIFTED, KBV_DIST_MIXED_MAGNITUDE, KBV_DIST_HEAVY_TAILED};
+static const char *kDomains[] = {"raw", "abs", "nominal_range", "nominal"};
+
+static uint64_t case_seed(uint64_t run_seed, int i) { return kbv_mix64(run_seed + 0x100 + (uint64_t)i) & SEED_MASK; }
+
+/* Read a worker's output descriptors into tensors (and delete the files). */
+static int read_outputs(const json_t *values, kbv_tensor **outs, int *n, kbv_err *err) {
+    size_t k = json_array_size(values);
+    *outs = calloc(k ? k : 1, sizeof **outs);
+    *n = (int)k;
+    if (!*outs) return kbv_seterr(err, "out of memory");
+    for (size_t j = 0; j < k; j++) {
+        const json_t *d = json_array_get(values, j);
+        const char *kind = json_string_value(json_object_get(d, "kind"));
+        if (kind && strcmp(kind, "tensor") == 0) {
+            const char *path = json_string_value(json_object_get(d, "path"));
+            if (!path || kbv_tensor_load(&(*outs)[j], path, err) < 0)
+                return path ? -1 : kbv_seterr(err, "output %zu has no path", j);
+            unlink(path);
+        } else {
+            /* A number: keep it as a 0-d float64 tensor so one judge serves both. */
+            int64_t none[1] = {0};
+            if (kbv_tensor_alloc(&(*outs)[j], KBV_DT_F64, 0, none, err) < 0) return -1;
+            ((double *)(*outs)[j].data)[0] = json_number_value(json_object_get(d, "value"));
+        }
     }
-    for (int j = 0; j < n; j++) {
-        json_t *rs = json_array_get(rc->scalars, (size_t)j), *cs = json_array_get(scalars, (size_t)j);
-        if (!json_is_null(rs) || !json_is_null(cs)) {
-            if (!json_equal(rs, cs)) {
-                kc->passed = 0;
-                snprintf(kc->detail, sizeof kc->detail, "output %d: scalar differs from the reference's", j);
-            }
+    return 0;
+}
+
+static void free_outputs(kbv_tensor *outs, int n) {
+    for (int j = 0; outs && j < n; j++) kbv_tensor_free(&outs[j]);
+    free(outs);
+}
+
+/* Outputs of one run of one case. */
+typedef struct run_out {
+    kbv_tensor *t;
+    int n;
+    json_t *reply; /* the worker's reply (aliases, inputs_after, values) */
+} run_out;
+
+static void run_free(run_out *r) {
+    free_outputs(r->t, r->n);
+    json_decref(r->reply);
+    memset(r, 0, sizeof *r);
+}
+
+/* Send a command that produces outputs; on success fill out. Returns the proc_result, and
+ * on a failure reply leaves it in *fail_rep (caller frees). */
+static proc_result run_cmd(eval_ctx *c, kbv_proc *p, json_t *cmd, double timeout, run_out *out, json_t **fail_rep,
+                           kbv_err *err) {
+    json_t *rep = NULL;
+    *fail_rep = NULL;
+    proc_result pr = step(p, cmd, timeout, &rep, err);
+    if (pr != PROC_OK) return pr;
+    if (!json_is_true(json_object_get(rep, "ok"))) {
+        *fail_rep = rep;
+        return PROC_OK;
+    }
+    out->reply = rep;
+    if (json_object_get(rep, "values") && read_outputs(json_object_get(rep, "values"), &out->t, &out->n, err) < 0) {
+        (void)c;
+        return PROC_ERROR;
+    }
+    return PROC_OK;
+}
+
+/* ---- the input plan ------------------------------------------------------------------ */
+
+/* From the probe's findings and the problem's declarations (KBV_INPUTS), how each input is
+ * made in a hidden case: "nominal" (taken from get_inputs()) or "gen" with its parameters. */
+static json_t *make_plan(const json_t *probe, const json_t *decl) {
+    json_t *plan = json_array();
+    for (size_t j = 0; j < json_array_size(probe); j++) {
+        const json_t *p = json_array_get(probe, j);
+        char idx[16];
+        snprintf(idx, sizeof idx, "%zu", j);
+        const json_t *d = json_is_object(decl) ? json_object_get(decl, idx) : NULL;
+        const char *kind = json_string_value(json_object_get(p, "kind"));
+        json_t *e = json_pack("{s:i, s:s}", "index", (int)j, "probe_kind", kind ? kind : "?");
+        const char *why = NULL;
+        if (!kind || strcmp(kind, "tensor") != 0) why = "not a tensor";
+        else if (!json_is_true(json_object_get(p, "consistent"))) why = "its shape or dtype changes with the seed";
+        else if (json_is_true(json_object_get(d, "fixed"))) why = "declared fixed";
+        else if (json_is_true(json_object_get(p, "fixed"))) why = "the same under every seed";
+        else if (json_is_true(json_object_get(p, "nonfinite"))) why = "get_inputs() puts NaN or Inf in it";
+        if (why) {
+            json_object_set_new(e, "make", json_string("nominal"));
+            json_object_set_new(e, "why", json_string(why));
+            json_array_append_new(plan, e);
             continue;
         }
-        judge_tol tol = judge_default_tol(rc->outs[j].dtype);
-        judge_cmp cmp;
-        judge_compare(&rc->outs[j], &outs[j], tol, &cmp);
-        if (cmp.max_abs_err > kc->max_abs_err) kc->max_abs_err = cmp.max_abs_err;
-        if (cmp.max_rel_err > kc->max_rel_err) kc->max_rel_err = cmp.max_rel_err;
-        if (tol.atol > kc->atol) kc->atol = tol.atol;
-        if (tol.rtol > kc->rtol) kc->rtol = tol.rtol;
-        if (!cmp.passed && kc->passed) {
-            kc->passed = 0;
-            snprintf(kc->detail, sizeof kc->detail, "output %d: %s", j, cmp.reason);
+        const char *dts = json_string_value(json_object_get(p, "dtype"));
+        kbv_dtype dt = kbv_dtype_from_name(dts);
+        json_object_set_new(e, "make", json_string("gen"));
+        json_object_set_new(e, "dtype", json_string(dts));
+        json_object_set(e, "shape", json_object_get(p, "shape"));
+        if (dt == KBV_DT_BOOL) {
+            json_t *tf = json_object_get(p, "true_fraction");
+            json_object_set_new(e, "p", json_real(tf ? json_number_value(tf) : 0.5));
+        } else if (!kbv_dtype_is_float(dt)) {
+            json_t *r = json_object_get(d, "int_range");
+            double lo = json_is_array(r) ? json_number_value(json_array_get(r, 0)) : json_number_value(json_object_get(p, "min"));
+            double hi = json_is_array(r) ? json_number_value(json_array_get(r, 1)) : json_number_value(json_object_get(p, "max"));
+            json_object_set_new(e, "ilo", json_integer((json_int_t)lo));
+            json_object_set_new(e, "ihi", json_integer((json_int_t)hi));
+        } else {
+            json_t *r = json_object_get(d, "range");
+            const char *dom = json_string_value(json_object_get(d, "domain"));
+            double lo = json_is_array(r) ? json_number_value(json_array_get(r, 0)) : json_number_value(json_object_get(p, "min"));
+            double hi = json_is_array(r) ? json_number_value(json_array_get(r, 1)) : json_number_value(json_object_get(p, "max"));
+            json_object_set_new(e, "lo", json_real(lo));
+            json_object_set_new(e, "hi", json_real(hi));
+            /* The first domain to try: declarations narrow it up front. */
+            int first = json_is_array(r) ? KBV_DOM_RANGE : dom && strcmp(dom, "positive") == 0 ? KBV_DOM_ABS : KBV_DOM_RAW;
+            json_object_set_new(e, "first_domain", json_integer(first));
+            if (json_object_get(p, "zero_mask")) json_object_set(e, "zero_mask", json_object_get(p, "zero_mask"));
+            if (json_is_true(json_object_get(p, "symmetric")) || json_is_true(json_object_get(d, "symmetric")))
+                json_object_set_new(e, "symmetric", json_true());
         }
+        json_array_append_new(plan, e);
+    }
+    return plan;
+}
+
+/* The case's input specs for domain dom (0..2; 3 means a fresh nominal draw). */
+static json_t *case_specs(const eval_ctx *c, int ci, int dist, int dom) {
+    json_t *specs = json_array();
+    uint64_t k = kbv_mix64(c->r->seed ^ (0xC0FFEEULL + (uint64_t)ci * 0x9E3779B97F4A7C15ULL));
+    for (size_t j = 0; j < json_array_size(c->plan); j++) {
+        const json_t *e = json_array_get(c->plan, j);
+        const char *make = json_string_value(json_object_get(e, "make"));
+        if (dist < 0 || dom >= 3 || !make || strcmp(make, "gen") != 0) {
+            json_array_append_new(specs, json_pack("{s:s}", "kind", "nominal"));
+            continue;
+        }
+        int first = (int)json_integer_value(json_object_get(e, "first_domain"));
+        json_t *sp = json_pack("{s:s, s:O, s:O, s:[I,I], s:i, s:i, s:i, s:i}", "kind", "gen", "dtype",
+                               json_object_get(e, "dtype"), "shape", json_object_get(e, "shape"), "key",
+                               (json_int_t)(uint32_t)k, (json_int_t)(uint32_t)(k >> 32), "tag", ci, "input", (int)j,
+                               "dist", dist, "domain", dom > first ? dom : first);
+        const char *keys[] = {"lo", "hi", "ilo", "ihi", "p", "zero_mask", "symmetric"};
+        for (size_t q = 0; q < sizeof keys / sizeof *keys; q++)
+            if (json_object_get(e, keys[q])) json_object_set(sp, keys[q], json_object_get(e, keys[q]));
+        json_array_append_new(specs, sp);
+    }
+    return specs;
+}
+
+static int plan_has_gen(const eval_ctx *c) {
+    for (size_t j = 0; j < json_array_size(c->plan); j++)
+        if (strcmp(json_string_value(json_object_get(json_array_get(c->plan, j), "make")) ?: "", "gen") == 0) return 1;
+    return 0;
+}
+
+/* ---- one case ------------------------------------------------------------------------------ */
+
+typedef struct ref_runs {
+    run_out oracle, tf32, strict;
+    json_t *prints;      /* the reference's input fingerprints */
+    int mutates_inputs;  /* the reference itself changes its inputs */
+} ref_runs;
+
+static void ref_runs_free(ref_runs *rr) {
+    run_free(&rr->oracle), run_free(&rr->tf32), run_free(&rr->strict);
+    json_decref(rr->prints);
+    memset(rr, 0, sizeof *rr);
+}
+
+static json_t *forward_cmd(const eval_ctx *c, const char *dir, int ci, const char *tag, const char *precision, int tf32,
+                           int poison, long long poison_bytes) {
+    char prefix[PATH_MAX + 64];
+    snprintf(prefix, sizeof prefix, "%s/%s/case%d_%s_", c->scratch, dir, ci, tag);
+    json_t *cmd = json_pack("{s:s, s:s, s:s}", "op", "forward", "prefix", prefix, "precision", precision);
+    if (tf32 >= 0 && strcmp(c->r->device, "cuda") == 0) json_object_set_new(cmd, "tf32", json_boolean(tf32));
+    if (poison >= 0) {
+        json_object_set_new(cmd, "poison", json_integer(poison));
+        json_object_set_new(cmd, "poison_bytes", json_integer(poison_bytes));
+    }
+    return cmd;
+}
+
+/* Reference: inputs, oracle, baseline and strict runs for case ci in domain dom. Returns 0,
+ * 1 when the problem failed (status set), -1 when kbv failed. */
+static int reference_case(eval_ctx *c, kbv_proc *ref, int ci, int dist, int dom, uint64_t seed, ref_runs *rr, kbv_err *err) {
+    json_t *rep = NULL, *fail = NULL;
+    memset(rr, 0, sizeof *rr);
+    proc_result pr = step(ref, json_pack("{s:s, s:I, s:o}", "op", "gen_inputs", "seed", (json_int_t)seed, "inputs",
+                                         case_specs(c, ci, dist, dom)), c->o->timeout_s, &rep, err);
+    if (pr != PROC_OK || !json_is_true(json_object_get(rep, "ok"))) {
+        problem_failure(c, ref, "input generation", pr, rep, err);
+        json_decref(rep);
+        return 1;
+    }
+    rr->prints = json_incref(json_object_get(rep, "fingerprints"));
+    json_decref(rep);
+    int cuda = strcmp(c->r->device, "cuda") == 0;
+    /* The oracle: float64, or (once float64 has failed) the strict fp32 run. */
+    if (!c->oracle_fallback) {
+        pr = run_cmd(c, ref, forward_cmd(c, "ref", ci, "oracle", "float64", 0, -1, 0), c->o->timeout_s, &rr->oracle, &fail, err);
+        if (pr == PROC_OK && fail && dist >= 0) {
+            /* On hidden inputs, first see whether the model itself accepts them. */
+            json_decref(fail), fail = NULL;
+            run_free(&rr->oracle);
+            c->oracle_retry = 1;
+        } else if (pr == PROC_OK && fail) {
+            const char *kind = json_string_value(json_object_get(fail, "kind"));
+            if (kind && strcmp(kind, "oracle") == 0) {
+                c->oracle_fallback = 1;
+                snprintf(c->r->oracle, sizeof c->r->oracle, "float32 with TF32 off (float64 failed: %.100s)", reply_msg(fail));
+            } else {
+                problem_failure(c, ref, "float64 oracle", pr, fail, err);
+                json_decref(fail);
+                return 1;
+            }
+            json_decref(fail), fail = NULL;
+        } else if (pr != PROC_OK) {
+            problem_failure(c, ref, "float64 oracle", pr, NULL, err);
+            return pr == PROC_ERROR ? -1 : 1;
+        }
+    }
+    /* Each run starts from freshly made inputs, since a reference may change its own. */
+    const char *tags[2] = {"strict", "tf32"};
+    run_out *outs[2] = {&rr->strict, &rr->tf32};
+    for (int k = 0; k < (cuda ? 2 : 1); k++) {
+        pr = step(ref, json_pack("{s:s, s:I, s:o}", "op", "gen_inputs", "seed", (json_int_t)seed, "inputs",
+                                 case_specs(c, ci, dist, dom)), c->o->timeout_s, &rep, err);
+        if (pr != PROC_OK || !json_is_true(json_object_get(rep, "ok"))) {
+            problem_failure(c, ref, "input generation", pr, rep, err);
+            json_decref(rep);
+            return 1;
+        }
+        json_decref(rep);
+        pr = run_cmd(c, ref, forward_cmd(c, "ref", ci, tags[k], "native", k, -1, 0), c->o->timeout_s, outs[k], &fail, err);
+        if (pr == PROC_OK && fail && dist >= 0 && strcmp(json_string_value(json_object_get(fail, "kind")) ?: "", "python") == 0) {
+            /* A hidden input the reference rejects (e.g. a matrix that is not positive
+             * definite) makes the case invalid in this domain, not the problem broken. */
+            snprintf(c->invalid_why, sizeof c->invalid_why, "the reference raised: %.150s", reply_msg(fail));
+            json_decref(fail);
+            return 2;
+        }
+        if (pr != PROC_OK || fail) {
+            problem_failure(c, ref, "forward", pr, fail, err);
+            json_decref(fail);
+            return pr == PROC_ERROR ? -1 : 1;
+        }
+        if (!json_equal(json_object_get(outs[k]->reply, "inputs_after"), rr->prints)) rr->mutates_inputs = 1;
+    }
+    if (c->oracle_retry) { /* the model ran in fp32 on these inputs: float64 is what failed */
+        c->oracle_retry = 0;
+        c->oracle_fallback = 1;
+        snprintf(c->r->oracle, sizeof c->r->oracle, "float32 with TF32 off (float64 failed on a hidden case)");
+    }
+    if (!cuda) { /* no TF32 on the CPU: the plain fp32 run is the baseline */
+        rr->tf32.n = rr->strict.n;
+        rr->tf32.t = calloc((size_t)rr->strict.n + 1, sizeof *rr->tf32.t);
+        for (int j = 0; j < rr->strict.n; j++) {
+            rr->tf32.t[j] = rr->strict.t[j];
+            rr->tf32.t[j].data = malloc(rr->strict.t[j].nbytes ? rr->strict.t[j].nbytes : 1);
+            rr->tf32.t[j].mapped = 0;
+            memcpy(rr->tf32.t[j].data, rr->strict.t[j].data, rr->strict.t[j].nbytes);
+        }
+    }
+    if (c->oracle_fallback) { /* the strict run doubles as the oracle */
+        run_free(&rr->oracle);
+        rr->oracle.n = rr->strict.n;
+        rr->oracle.t = calloc((size_t)rr->strict.n + 1, sizeof *rr->oracle.t);
+        for (int j = 0; j < rr->strict.n; j++) {
+            rr->oracle.t[j] = rr->strict.t[j];
+            rr->oracle.t[j].data = malloc(rr->strict.t[j].nbytes ? rr->strict.t[j].nbytes : 1);
+            rr->oracle.t[j].mapped = 0;
+            memcpy(rr->oracle.t[j].data, rr->strict.t[j].data, rr->strict.t[j].nbytes);
+        }
+    }
+    if (rr->oracle.n != rr->strict.n) {
+        c->r->status = KBV_PROBLEM_ERROR;
+        result_add_error(c->r, "the float64 oracle returned %d outputs, the model %d", rr->oracle.n, rr->strict.n);
+        return 1;
+    }
+    return 0;
+}
+
+/* Judge the candidate's runs of one case against the reference's; fills kc. */
+static void judge_case(eval_ctx *c, kbv_case *kc, const ref_runs *rr, const run_out *c1, const run_out *c2,
+                       const json_t *cand_prints) {
+    kc->evaluated = 1, kc->passed = 1, kc->klass = JUDGE_FP32;
+    kc->atol = kc->rtol = 0;
+#define FAIL(...)                                                                \
+    do {                                                                         \
+        if (kc->passed) snprintf(kc->detail, sizeof kc->detail, __VA_ARGS__);    \
+        kc->passed = 0;                                                          \
+    } while (0)
+    if (!json_equal(cand_prints, rr->prints)) {
+        FAIL("the candidate's process made different inputs from the same recipe (it changed how get_inputs() or torch's RNG behave)");
+        result_add_flag(c->r, "input_generation_tampered", "suspect", "case %s: input fingerprints differ from the reference worker's",
+                        kc->distribution);
+    }
+    if (c1->n != rr->oracle.n) FAIL("%d outputs, expected %d", c1->n, rr->oracle.n);
+    for (int k = 0; kc->passed && k < c1->n && k < rr->oracle.n; k++) {
+        judge_calib cal;
+        judge_calibrate(&rr->oracle.t[k], &rr->tf32.t[k], &rr->strict.t[k], &cal);
+        judge_result jr;
+        judge_calibrated(&rr->oracle.t[k], &rr->strict.t[k], &rr->tf32.t[k], &cal, &c1->t[k], &jr);
+        if (jr.err.max_abs > kc->max_abs_err) kc->max_abs_err = jr.err.max_abs;
+        if (jr.err.max_rel > kc->max_rel_err) kc->max_rel_err = jr.err.max_rel;
+        if (jr.err.norm_rel > kc->norm_rel_err || k == 0) {
+            kc->norm_rel_err = jr.err.norm_rel;
+            kc->tol_norm = cal.tol_norm;
+            kc->baseline_norm_rel_err = cal.tf32.norm_rel;
+            kc->strict_norm_rel_err = cal.strict.norm_rel;
+        }
+        if ((int)jr.klass > kc->klass) kc->klass = (int)jr.klass;
+        if (!jr.passed) {
+            FAIL("output %d: %s", k, jr.reason);
+            break;
+        }
+        /* Two runs under different poison must agree far below the tolerance. */
+        if (k < c2->n) {
+            judge_err d;
+            if (c2->t[k].dtype != c1->t[k].dtype || c2->t[k].nbytes != c1->t[k].nbytes) FAIL("output %d: the second run returned a different dtype or shape", k);
+            else {
+                judge_error(&c1->t[k], &c2->t[k], &d);
+                double lim = 0.01 * cal.tol_norm;
+                if (d.nonfinite_mismatch || d.norm_rel > lim)
+                    FAIL("output %d: two runs differ (relative %.3g > %.3g): elements left unwritten, or a race", k, d.norm_rel, lim);
+            }
+        }
+        /* Strides as the reference's: a view in another layout is reported, not failed. */
+        int same = rr->tf32.t[k].ndim == c1->t[k].ndim;
+        for (int d = 0; same && d < c1->t[k].ndim; d++)
+            same = c1->t[k].shape[d] <= 1 || c1->t[k].strides[d] == rr->tf32.t[k].strides[d];
+        if (!same) result_add_flag(c->r, "stride_mismatch", "info", "output %d has other strides than the reference's", k);
+    }
+    /* Inputs unchanged, no aliasing the reference does not do. */
+    const json_t *after = json_object_get(c1->reply, "inputs_after");
+    if (!rr->mutates_inputs && after && !json_equal(after, cand_prints)) {
+        for (size_t j = 0; j < json_array_size(after); j++)
+            if (!json_equal(json_array_get(after, j), json_array_get(cand_prints, j))) {
+                FAIL("input %zu was modified by the call (fingerprint %s, was %s)", j,
+                     json_string_value(json_array_get(after, j)) ?: "?", json_string_value(json_array_get(cand_prints, j)) ?: "?");
+                break;
+            }
+    }
+    const json_t *ca = json_object_get(c1->reply, "aliases"), *ra = json_object_get(rr->tf32.reply, "aliases");
+    for (size_t q = 0; q < json_array_size(ca); q++) {
+        int found = 0;
+        for (size_t r2 = 0; r2 < json_array_size(ra); r2++) found |= json_equal(json_array_get(ca, q), json_array_get(ra, r2));
+        if (!found) {
+            FAIL("output %lld shares memory with input %lld; the reference's does not",
+                 (long long)json_integer_value(json_array_get(json_array_get(ca, q), 0)),
+                 (long long)json_integer_value(json_array_get(json_array_get(ca, q), 1)));
+            break;
+        }
+    }
+    if (!kc->passed && kc->klass < JUDGE_HALF) kc->klass = JUDGE_WRONG;
+#undef FAIL
+}
+
+static long long out_bytes(const run_out *r) {
+    long long b = 0;
+    for (int k = 0; k < r->n; k++) b += (long long)r->t[k].nbytes;
+    return b;
+}
+
+/* Candidate: same inputs, two runs under different poison. Returns 0 when judged, 1 when the
+ * candidate failed (status set). */
+static int candidate_case(eval_ctx *c, kbv_proc *cand, int ci, int dist, int dom, uint64_t seed, const ref_runs *rr,
+                          kbv_case *kc, kbv_err *err) {
+    run_out r[2];
+    memset(r, 0, sizeof r);
+    json_t *prints = NULL, *rep = NULL, *fail = NULL;
+    static const int poisons[2] = {0x80, 0x01}; /* glibc fills 0x7f / 0xfe bytes; the GPU's cache 0x80 / 0x01 */
+    int rc = 0;
+    for (int k = 0; k < 2; k++) {
+        proc_result pr = step(cand, json_pack("{s:s, s:I, s:o}", "op", "gen_inputs", "seed", (json_int_t)seed, "inputs",
+                                              case_specs(c, ci, dist, dom)), c->o->timeout_s, &rep, err);
+        if (pr != PROC_OK || !json_is_true(json_object_get(rep, "ok"))) {
+            candidate_failure(c, cand, "input generation", pr, rep, err);
+            json_decref(rep);
+            rc = 1;
+            break;
+        }
+        if (!k) prints = json_incref(json_object_get(rep, "fingerprints"));
+        json_decref(rep), rep = NULL;
+        char tag[16];
+        snprintf(tag, sizeof tag, "run%d", k);
+        pr = run_cmd(c, cand, forward_cmd(c, "cand", ci, tag, "native", 1, poisons[k], 2 * out_bytes(&rr->strict)),
+                     c->o->timeout_s, &r[k], &fail, err);
+        if (pr != PROC_OK || fail) {
+            candidate_failure(c, cand, "forward", pr == PROC_ERROR ? PROC_PROTOCOL : pr, fail, err);
+            json_decref(fail);
+            rc = 1;
+            break;
+        }
+    }
+    if (!rc) judge_case(c, kc, rr, &r[0], &r[1], prints);
+    run_free(&r[0]), run_free(&r[1]);
+    json_decref(prints);
+    return rc;
+}
+
+static int start_and_load(eval_ctx *c, kbv_proc *p, const char *role, int candidate, json_t **load_reply, proc_result *prp,
+                          json_t **fail, kbv_err *err) {
+    json_t *hello = NULL, *rep = NULL;
+    *fail = NULL;
+    if (start_worker(c, p, role, c->r->device, &hello, err) < 0) return -1;
+    const char *s;
+    if (!candidate) {
+        if ((s = json_string_value(json_object_get(hello, "python"))))
+            snprintf(c->r->python, sizeof c->r->python, "%.*s", (int)strcspn(s, " "), s);
+        if ((s = json_string_value(json_object_get(hello, "torch")))) snprintf(c->r->torch, sizeof c->r->torch, "%s", s);
+        if ((s = json_string_value(json_object_get(hello, "gpu")))) snprintf(c->r->gpu, sizeof c->r->gpu, "%s", s);
+    }
+    json_decref(hello);
+    proc_result pr = step(p, cmd_path("load_problem", c->r->problem.path), c->o->timeout_s, &rep, err);
+    if (pr == PROC_OK && json_is_true(json_object_get(rep, "ok")) && candidate) {
+        json_decref(rep), rep = NULL;
+        progress(c, "%s", "loading (and compiling) the candidate");
+        pr = step(p, cmd_path("load_candidate", c->r->candidate.path), c->o->load_timeout_s, &rep, err);
+    }
+    *prp = pr;
+    if (pr == PROC_OK && json_is_true(json_object_get(rep, "ok"))) {
+        if (load_reply) *load_reply = rep;
+        else json_decref(rep);
+        return 0;
+    }
+    *fail = rep;
+    return 1;
+}
+
+static int build(eval_ctx *c, kbv_proc *p, const char *klass, proc_result *prp, json_t **fail, kbv_err *err) {
+    json_t *rep = NULL;
+    *fail = NULL;
+    *prp = step(p, json_pack("{s:s, s:s, s:I}", "op", "build", "class", klass, "seed", (json_int_t)c->r->build_seed),
+                c->o->timeout_s, &rep, err);
+    if (*prp == PROC_OK && json_is_true(json_object_get(rep, "ok"))) {
+        json_decref(rep);
+        return 0;
+    }
+    *fail = rep;
+    return 1;
+}
+
+static void finish_candidate(eval_ctx *c, kbv_proc *cand, int failed) {
+    kbv_result *r = c->r;
+    if (failed) proc_kill(cand);
+    else proc_finish(cand, 5.0);
+    free(r->candidate_stdout), free(r->candidate_stderr);
+    r->candidate_stdout = proc_capture_text(&cand->out);
+    r->candidate_stderr = proc_capture_text(&cand->err);
+    if (failed && r->status == KBV_CRASH && r->candidate_stderr && *r->candidate_stderr)
+        result_add_error(r, "last lines of the candidate's stderr:\n%s", tail_lines(r->candidate_stderr, 30));
+    if (cand->out.total > cand->out.head.len + cand->out.tail_len)
+        result_add_flag(r, "output_truncated", "info", "the candidate wrote %zu bytes on stdout; kept the first and last",
+                        cand->out.total);
+}
+
+static void run_verified(eval_ctx *c, kbv_err *err) {
+    kbv_result *r = c->r;
+    kbv_proc ref, cand;
+    json_t *rep = NULL, *fail = NULL;
+    proc_result pr;
+    int ref_up = 0, cand_up = 0, cand_failed = 0;
+    memset(&ref, 0, sizeof ref), memset(&cand, 0, sizeof cand);
+    progress(c, "starting the reference worker (%s)", r->device);
+    int s = start_and_load(c, &ref, "reference", 0, &rep, &pr, &fail, err);
+    if (s < 0) goto internal;
+    ref_up = 1;
+    if (s > 0) {
+        problem_failure(c, &ref, "load", pr, fail, err);
+        goto done;
+    }
+    json_t *decl = json_incref(json_object_get(rep, "constraints"));
+    json_decref(rep), rep = NULL;
+    if (build(c, &ref, "Model", &pr, &fail, err)) {
+        json_decref(decl);
+        problem_failure(c, &ref, "Model construction", pr, fail, err);
+        goto done;
+    }
+    /* Probe get_inputs() under three seeds and plan the inputs. */
+    char prefix[PATH_MAX + 32];
+    snprintf(prefix, sizeof prefix, "%s/inputs/zeros", c->scratch);
+    json_t *seeds = json_array();
+    for (int k = 0; k < 3; k++) json_array_append_new(seeds, json_integer((json_int_t)(kbv_mix64(r->seed ^ (0x9000u + (unsigned)k)) & 0xffffffffu)));
+    pr = step(&ref, json_pack("{s:s, s:o, s:s}", "op", "probe", "seeds", seeds, "mask_prefix", prefix), c->o->timeout_s, &rep, err);
+    if (pr != PROC_OK || !json_is_true(json_object_get(rep, "ok"))) {
+        json_decref(decl);
+        problem_failure(c, &ref, "get_inputs() probe", pr, rep, err);
+        goto done;
+    }
+    c->plan = make_plan(json_object_get(rep, "inputs"), decl);
+    json_decref(decl);
+    r->inputs = json_pack("{s:O, s:O}", "probe", json_object_get(rep, "inputs"), "plan", c->plan);
+    json_decref(rep), rep = NULL;
+
+    if (!c->o->candidate) goto cases; /* kbv check: the reference side only */
+    progress(c, "starting the candidate worker (%s)", r->device);
+    s = start_and_load(c, &cand, "candidate", 1, NULL, &pr, &fail, err);
+    if (s < 0) {
+        r->status = KBV_CRASH;
+        result_add_error(r, "%s", err->msg);
+        goto done;
+    }
+    cand_up = 1;
+    if (s > 0 || build(c, &cand, "ModelNew", &pr, &fail, err)) {
+        candidate_failure(c, &cand, s > 0 ? "load" : "ModelNew construction", pr, fail, err);
+        json_decref(fail), fail = NULL;
+        cand_failed = 1;
+        goto done;
+    }
+cases:;
+    int hidden = plan_has_gen(c);
+    snprintf(r->oracle, sizeof r->oracle, "float64");
+    for (int di = 0; di < 5 && !cand_failed && r->status != KBV_PROBLEM_ERROR; di++) {
+        for (int si = 0; si < c->o->ncases; si++) {
+            int ci = di * c->o->ncases + si;
+            kbv_case *kc = result_add_case(r);
+            if (!kc) goto internal;
+            snprintf(kc->distribution, sizeof kc->distribution, "%s", kDists[di]);
+            kc->seed = case_seed(r->seed, ci);
+            if (di > 0 && !hidden) {
+                kc->skipped = 1;
+                snprintf(kc->skip_reason, sizeof kc->skip_reason, "no input can be generated (all are fixed, scalars or vary in shape)");
+                continue;
+            }
+            progress(c, "case %s", kDists[di]);
+            ref_runs rr;
+            int dom = di == 0 ? 3 : 0, valid = 0;
+            char why[200] = "";
+            for (; dom < 4; dom++) {
+                uint64_t seed = dom == 3 && di > 0 ? (kbv_mix64(kc->seed ^ 0xF00D) & SEED_MASK) : kc->seed;
+                int rc = reference_case(c, &ref, ci, kDistCode[di], dom, seed, &rr, err);
+                if (rc < 0) goto internal;
+                if (rc == 2) { /* the reference rejected these inputs: try the next domain */
+                    c->oracle_retry = 0;
+                    snprintf(why, sizeof why, "%s", c->invalid_why);
+                    ref_runs_free(&rr);
+                    continue;
+                }
+                if (rc > 0) goto done;
+                if (di == 0) {
+                    for (int k = 0; k < rr.oracle.n; k++) {
+                        c->nominal_nonfinite |= judge_has_nonfinite(&rr.oracle.t[k]);
+                        c->nominal_degenerate |= judge_is_degenerate(&rr.oracle.t[k]);
+                    }
+                    valid = 1;
+                    break;
+                }
+                valid = 1;
+                for (int k = 0; valid && k < rr.oracle.n; k++)
+                    valid = judge_valid_case(&rr.oracle.t[k], c->nominal_nonfinite, c->nominal_degenerate, why, sizeof why);
+                if (valid) {
+                    kc->seed = seed;
+                    break;
+                }
+                ref_runs_free(&rr);
+            }
+            snprintf(kc->domain, sizeof kc->domain, "%s", kDomains[dom < 4 ? dom : 3]);
+            if (!valid) {
+                kc->skipped = 1;
+                snprintf(kc->skip_reason, sizeof kc->skip_reason, "no domain gave a valid reference output (last: %s)", why);
+                continue;
+            }
+            if (!c->o->candidate) {
+                ref_runs_free(&rr);
+                continue;
+            }
+            if (candidate_case(c, &cand, ci, kDistCode[di], dom, kc->seed, &rr, kc, err)) {
+                ref_runs_free(&rr);
+                cand_failed = 1;
+                break;
+            }
+            ref_runs_free(&rr);
+        }
+    }
+    if (r->status == KBV_PROBLEM_ERROR || cand_failed) goto done;
+    if (!c->o->candidate) {
+        r->status = KBV_PROBLEM_OK;
+        goto done;
+    }
+    /* The verdict: nominal first, then the hidden distributions. */
+    r->status = KBV_VERIFIED;
+    r->klass = JUDGE_FP32;
+    for (int i = 0; i < r->ncases; i++) {
+        const kbv_case *kc = &r->cases[i];
+        if (kc->skipped || !kc->evaluated) continue;
+        if (kc->klass > r->klass) r->klass = kc->klass;
+        if (kc->passed) continue;
+        if (strcmp(kc->distribution, "nominal") == 0) r->status = KBV_INCORRECT;
+        else if (r->status == KBV_VERIFIED) r->status = KBV_OVERFIT;
+    }
+    goto done;
+internal:
+    if (!err->msg[0]) kbv_seterr(err, "out of memory");
+    r->status = KBV_PROBLEM_ERROR;
+    result_add_error(r, "kbv failed: %s", err->msg);
+done:
+    json_decref(rep), json_decref(fail);
+    if (cand_up) finish_candidate(c, &cand, cand_failed || r->status != KBV_VERIFIED), proc_free(&cand);
+    (void)0;
+    if (ref_up) {
+        if (r->status == KBV_PROBLEM_ERROR) {
+            proc_kill(&ref);
+            r->reference_stderr = proc_capture_text(&ref.err);
+        } else {
+            proc_finish(&ref, 5.0);
+        }
+        proc_free(&ref);
     }
 }
 
-static void run_candidate(eval_ctx *c, const char *device, uint64_t build_seed, kbv_err *err) {
-    kbv_proc cand;
-    json_t *hello = NULL, *rep = NULL;
+/* KernelBench's protocol, in one process: fills r->standard (and, when it is the only
+ * protocol, the status and cases). */
+static void run_standard(eval_ctx *c, int only, kbv_err *err) {
     kbv_result *r = c->r;
-    progress(c, "starting the candidate worker (%s)", device);
-    if (start_worker(c, &cand, "candidate", device, &hello, err) < 0) {
-        r->status = KBV_CRASH;
-        result_add_error(r, "%s", err->msg);
+    kbv_standard *st = &r->standard;
+    kbv_proc w;
+    json_t *fail = NULL, *rep = NULL;
+    proc_result pr;
+    st->ran = 1, st->trials = 5;
+    kbv_result *target = r;
+    kbv_status saved = r->status;
+    progress(c, "%s", "standard protocol: KernelBench's check in one process");
+    int s = start_and_load(c, &w, "standard", 1, NULL, &pr, &fail, err);
+    if (s < 0) {
+        st->status = KBV_CRASH;
+        snprintf(st->detail, sizeof st->detail, "%s", err->msg);
         return;
     }
-    json_decref(hello);
-    const char *what = "load";
-    proc_result pr = step(&cand, cmd_path("load_problem", r->problem.path), c->o->timeout_s, &rep, err);
-    if (pr == PROC_OK && json_is_true(json_object_get(rep, "ok"))) {
-        json_decref(rep), rep = NULL;
-        progress(c, "%s", "loading (and compiling) the candidate");
-        pr = step(&cand, cmd_path("load_candidate", r->candidate.path), c->o->load_timeout_s, &rep, err);
+    char prefix[PATH_MAX + 32];
+    snprintf(prefix, sizeof prefix, "%s/std/t", c->scratch);
+    if (s == 0) {
+        pr = step(&w, json_pack("{s:s, s:s, s:i}", "op", "standard", "prefix", prefix, "trials", st->trials),
+                  c->o->timeout_s * st->trials, &rep, err);
+        if (pr != PROC_OK || !json_is_true(json_object_get(rep, "ok"))) fail = rep, rep = NULL;
     }
-    if (pr == PROC_OK && json_is_true(json_object_get(rep, "ok"))) {
-        json_decref(rep), rep = NULL;
-        what = "ModelNew construction";
-        pr = step(&cand, json_pack("{s:s, s:s, s:I}", "op", "build", "class", "ModelNew", "seed", (json_int_t)build_seed),
-                  c->o->timeout_s, &rep, err);
-    }
-    int failed = !(pr == PROC_OK && json_is_true(json_object_get(rep, "ok")));
-    for (int i = 0; !failed && i < c->o->ncases; i++) {
-        json_decref(rep), rep = NULL;
-        char prefix[PATH_MAX + 32];
-        snprintf(prefix, sizeof prefix, "%s/cand/case%d_out", c->scratch, i);
-        what = "forward";
-        progress(c, "running case %s", r->cases[i].distribution);
-        pr = step(&cand, json_pack("{s:s, s:s, s:O}", "op", "forward", "prefix", prefix, "inputs", c->cases[i].inputs),
-                  c->o->timeout_s, &rep, err);
-        failed = !(pr == PROC_OK && json_is_true(json_object_get(rep, "ok")));
-        if (failed) break;
-        kbv_tensor *outs = NULL;
-        json_t *scalars = NULL;
-        int n = 0;
-        if (read_outputs(json_object_get(rep, "values"), &outs, &scalars, &n, err) < 0) {
-            r->status = KBV_RUNTIME_ERROR;
-            result_add_error(r, "reading the candidate's outputs: %s", err->msg);
-            free_outputs(outs, n), json_decref(scalars);
-            failed = 2;
-            break;
+    if (fail || pr != PROC_OK) {
+        const char *kind = json_string_value(json_object_get(fail, "kind"));
+        if (kind && strcmp(kind, "problem") == 0 && only) problem_failure(c, &w, "standard check", pr, fail, err);
+        else {
+            candidate_failure(c, &w, s > 0 ? "load" : "standard check", pr, fail, err);
         }
-        judge_case(c, i, outs, scalars, n);
-        free_outputs(outs, n), json_decref(scalars);
+        st->status = r->status;
+        snprintf(st->detail, sizeof st->detail, "%s", reply_msg(fail));
+        if (!only) r->status = saved; /* the verified verdict stands; the errors say what happened */
+        json_decref(fail);
+        proc_kill(&w), proc_free(&w);
+        return;
     }
-    if (failed == 1) candidate_failure(c, &cand, what, pr, rep, err);
+    json_t *trials = json_object_get(rep, "trials");
+    st->correct = 1;
+    for (size_t t = 0; t < json_array_size(trials); t++) {
+        const json_t *tr = json_array_get(trials, t);
+        kbv_tensor *ro = NULL, *no = NULL;
+        int rn = 0, nn = 0, pass = 1;
+        char why[200] = "";
+        if (read_outputs(json_object_get(tr, "ref"), &ro, &rn, err) < 0 || read_outputs(json_object_get(tr, "new"), &no, &nn, err) < 0) {
+            pass = 0;
+            snprintf(why, sizeof why, "%s", err->msg);
+        } else if (rn != nn) {
+            pass = 0;
+            snprintf(why, sizeof why, "%d outputs, expected %d", nn, rn);
+        }
+        double tol = 0, worst = 0;
+        for (int k = 0; pass && k < rn; k++) {
+            tol = c->o->standard_tol > 0 ? c->o->standard_tol
+                  : (ro[k].dtype == KBV_DT_F16 || ro[k].dtype == KBV_DT_BF16) ? 1e-2 : 1e-4;
+            double m;
+            pass = judge_kernelbench_allclose(&ro[k], &no[k], tol, &m, why, sizeof why);
+            if (m > worst) worst = m;
+        }
+        st->tolerance = tol > 0 ? tol : (c->o->standard_tol > 0 ? c->o->standard_tol : 1e-4);
+        if (worst > st->max_abs_err) st->max_abs_err = worst;
+        st->trials_passed += pass;
+        if (!pass && st->correct) snprintf(st->detail, sizeof st->detail, "trial %zu: %s", t, why);
+        st->correct &= pass;
+        if (only) {
+            kbv_case *kc = result_add_case(target);
+            if (kc) {
+                snprintf(kc->distribution, sizeof kc->distribution, "nominal");
+                snprintf(kc->domain, sizeof kc->domain, "kernelbench");
+                kc->seed = (uint64_t)json_integer_value(json_object_get(tr, "seed"));
+                kc->evaluated = 1, kc->passed = pass, kc->max_abs_err = worst, kc->atol = kc->rtol = st->tolerance;
+                if (!pass) snprintf(kc->detail, sizeof kc->detail, "%s", why);
+            }
+        }
+        free_outputs(ro, rn), free_outputs(no, nn);
+    }
     json_decref(rep);
-    if (failed) proc_kill(&cand);
-    else proc_finish(&cand, 5.0);
-    r->candidate_stdout = proc_capture_text(&cand.out);
-    r->candidate_stderr = proc_capture_text(&cand.err);
-    if (failed && r->status == KBV_CRASH && r->candidate_stderr && *r->candidate_stderr)
-        result_add_error(r, "last lines of the candidate's stderr:\n%s", tail_lines(r->candidate_stderr, 30));
-    if (cand.out.total > cand.out.head.len + (cand.out.tail_len))
-        result_add_flag(r, "output_truncated", "info", "the candidate wrote %zu bytes on stdout; kept the first and last",
-                        cand.out.total);
-    proc_free(&cand);
-    if (failed) return;
-    r->status = KBV_VERIFIED;
-    for (int i = 0; i < r->ncases; i++)
-        if (!r->cases[i].passed) r->status = KBV_INCORRECT;
+    st->status = st->correct ? KBV_VERIFIED : KBV_INCORRECT;
+    if (only) {
+        r->status = st->status;
+        finish_candidate(c, &w, !st->correct);
+    } else {
+        proc_finish(&w, 5.0);
+    }
+    proc_free(&w);
 }
 
 static void identify(kbv_file_id *f, const char *path) {
@@ -425,7 +921,8 @@ int eval_run(const eval_opts *o, kbv_result *r, kbv_err *err) {
     double t0 = kbv_now();
     eval_ctx c = {.o = o, .r = r};
     identify(&r->problem, o->problem);
-    identify(&r->candidate, o->candidate);
+    if (o->candidate) identify(&r->candidate, o->candidate);
+    snprintf(r->protocol, sizeof r->protocol, "%s", o->protocol == EVAL_BOTH ? "both" : o->protocol == EVAL_STANDARD ? "standard" : "verified");
     if (o->have_seed) r->seed = o->seed;
     else if (kbv_random_u64(&r->seed) < 0) return kbv_seterr(err, "cannot draw a random seed");
     r->build_seed = kbv_mix64(r->seed ^ 0xB111D) & SEED_MASK;
@@ -439,44 +936,38 @@ int eval_run(const eval_opts *o, kbv_result *r, kbv_err *err) {
     if (kbv_mkscratch(o->scratch_base, c.scratch, sizeof c.scratch, err) < 0) return -1;
     int rc = 0;
     char sub[PATH_MAX + 16];
-    const char *subs[] = {"inputs", "ref", "cand"};
-    for (int i = 0; i < 3; i++) {
+    const char *subs[] = {"inputs", "ref", "cand", "std"};
+    for (int i = 0; i < 4; i++) {
         snprintf(sub, sizeof sub, "%s/%s", c.scratch, subs[i]);
         if (mkdir(sub, 0700) < 0) {
             rc = kbv_seterr(err, "%s: %s", sub, strerror(errno));
             goto out;
         }
     }
-    if (build_env(&c, err) < 0 || !(c.cases = calloc((size_t)o->ncases, sizeof *c.cases))) {
-        rc = err->msg[0] ? -1 : kbv_seterr(err, "out of memory");
+    if (build_env(&c, err) < 0) {
+        rc = -1;
         goto out;
     }
     /* Resolve the device: "auto" is cuda where an NVIDIA driver is present. A worker that
      * then finds no usable GPU fails to start, and kbv says so (exit status 4). */
-    char device[16];
-    snprintf(device, sizeof device, "%s", strcmp(o->device, "auto") == 0 ? "cpu" : o->device);
-    if (strcmp(o->device, "auto") == 0 && access("/dev/nvidiactl", F_OK) == 0) snprintf(device, sizeof device, "cuda");
-    snprintf(r->device, sizeof r->device, "%s", device);
-    if (run_reference(&c, device, r->build_seed, err) < 0) {
-        rc = -1;
-        goto out;
-    }
-    if (r->status == KBV_PROBLEM_ERROR) goto out;
-    if (!r->candidate.sha256[0]) {
+    snprintf(r->device, sizeof r->device, "%s", strcmp(o->device, "auto") == 0 ? (access("/dev/nvidiactl", F_OK) == 0 ? "cuda" : "cpu") : o->device);
+    if (o->candidate && !r->candidate.sha256[0]) {
+        /* Nothing to run: still a verdict, and the problem is not at fault. */
         r->status = KBV_COMPILE_ERROR;
         result_add_error(r, "candidate %s: cannot read it", o->candidate);
         goto out;
     }
-    /* Reference outputs are in kbv's memory only from here on: remove their folder. */
-    snprintf(sub, sizeof sub, "%s/ref", c.scratch);
-    kbv_rmtree(sub);
-    run_candidate(&c, device, r->build_seed, err);
-out:
-    for (int i = 0; c.cases && i < o->ncases; i++) {
-        json_decref(c.cases[i].inputs), json_decref(c.cases[i].scalars);
-        free_outputs(c.cases[i].outs, c.cases[i].nouts);
+    if (o->protocol & EVAL_VERIFIED) {
+        run_verified(&c, err);
+        if (r->status == KBV_PROBLEM_ERROR && strncmp(r->errors.data ? r->errors.data : "", "kbv failed", 10) == 0) {
+            rc = -1;
+            goto out;
+        }
+        if (r->status == KBV_PROBLEM_ERROR) goto out;
     }
-    free(c.cases);
+    if ((o->protocol & EVAL_STANDARD) && o->candidate) run_standard(&c, o->protocol == EVAL_STANDARD, err);
+out:
+    json_decref(c.plan);
     if (c.env) free_env(&c);
     if (c.scratch[0] && !o->keep_scratch) kbv_rmtree(c.scratch);
     else if (c.scratch[0]) fprintf(stderr, "kbv: scratch kept in %s\n", c.scratch);

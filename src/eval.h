@@ -1,12 +1,11 @@
 /* eval.h -- one evaluation: a problem and a candidate, judged in two worker processes.
  *
- * The reference worker loads the problem, builds Model, makes each case's inputs with the
- * problem's get_inputs() under a case seed, runs forward, and writes its outputs; kbv reads
- * them into memory and deletes the files before the candidate worker starts. The candidate
- * worker (a fresh process) loads the problem (for get_init_inputs and KernelBench's shared
- * namespace) and the candidate, builds ModelNew and runs the same inputs; kbv compares.
- * Input generation is confined to eval_make_cases() so issue #3's C generator replaces it
- * there only.
+ * Verified protocol (docs/correctness.md): the reference worker probes get_inputs(), then
+ * for every case makes the inputs (nominal: get_inputs() under the case seed; hidden: kbv's
+ * generator) and runs the float64 oracle, the TF32 baseline and the strict fp32 run; the
+ * candidate worker, a separate process that never sees those outputs, makes the same inputs
+ * itself and runs the candidate twice under different poison. kbv judges every output in C.
+ * Standard protocol: KernelBench's own check, in one process, in a third worker.
  */
 #ifndef KBV_EVAL_H
 #define KBV_EVAL_H
@@ -26,7 +25,9 @@ typedef struct eval_opts {
     double timeout_s;          /* limit for each worker step but loading, seconds */
     double load_timeout_s;     /* limit for loading (and compiling) the candidate, seconds */
     double start_timeout_s;    /* limit for a worker to start (import torch), seconds */
-    int ncases;                /* nominal cases */
+    int ncases;                /* seeds per distribution (nominal and each hidden one) */
+    int protocol;              /* EVAL_VERIFIED, EVAL_STANDARD or EVAL_BOTH */
+    double standard_tol;       /* KernelBench's atol = rtol; <= 0: 1e-4 (fp32), 1e-2 (fp16/bf16) */
     const char *worker;        /* path of kbv-worker */
     const char *scratch_base;  /* where scratch folders go (NULL: $TMPDIR or /tmp) */
     const char *cache_dir;     /* compile cache (TORCH_EXTENSIONS_DIR); NULL: default */
@@ -34,6 +35,8 @@ typedef struct eval_opts {
     int keep_scratch;
     int verbose;               /* progress on stderr */
 } eval_opts;
+
+enum { EVAL_VERIFIED = 1, EVAL_STANDARD = 2, EVAL_BOTH = 3 };
 
 void eval_opts_default(eval_opts *o);
 /* Fills r with a verdict (any status, problem_error included); -1 only when kbv itself

@@ -33,6 +33,7 @@ static void usage_main(FILE *f) {
                "\n"
                "commands:\n"
                "  eval      judge one candidate against one problem\n"
+               "  check     run a problem's reference on every case kbv makes for it (no candidate)\n"
                "  version   print kbv's version\n"
                "\n"
                "`kbv <command> --help` describes a command. Exit status: 0 verified, 1 another verdict,\n"
@@ -52,7 +53,10 @@ static void usage_eval(FILE *f) {
             "  --seed N                run seed (default: drawn at random, printed in the result)\n"
             "  --timeout SECONDS       limit for each step after loading: build, each forward (default 300)\n"
             "  --load-timeout SECONDS  limit for loading and compiling the candidate (default 600)\n"
-            "  --cases N               input sets from get_inputs() under derived seeds (default 3)\n"
+            "  --cases N               seeds per distribution: nominal and each of the four hidden ones (default 2)\n"
+            "  --protocol P            verified (default), standard (KernelBench's check), or both\n"
+            "  --standard-tol T        the standard protocol's atol = rtol (default 1e-4 fp32, 1e-2 fp16/bf16;\n"
+            "                          1e-2 reproduces KernelBench v0.1)\n"
             "  --json FILE|-           write the result as one JSON object to FILE, or stdout with '-'\n"
             "                          (the readable summary then goes to stderr)\n"
             "  --cache-dir DIR         compile cache for load_inline (default ~/.cache/kbv/torch_extensions)\n"
@@ -89,7 +93,7 @@ static int find_worker(char *out, size_t outlen) {
     return snprintf(out, outlen, "%s/kbv-worker", self) < (int)outlen ? 0 : -1;
 }
 
-static int cmd_eval(int argc, char **argv) {
+static int cmd_eval(int argc, char **argv, int check) {
     eval_opts o;
     eval_opts_default(&o);
     o.verbose = 1;
@@ -108,7 +112,14 @@ static int cmd_eval(int argc, char **argv) {
         i++;                                                                           \
     } while (0)
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage_eval(stdout);
+            if (check)
+                printf("usage: kbv check PROBLEM.py [options]\n\n"
+                       "Loads the problem, probes get_inputs(), and runs the reference (float64 oracle, TF32 and\n"
+                       "strict fp32) on every case kbv would judge a candidate on, reporting each case's domain\n"
+                       "and any case it had to skip. Exit 0 when the problem can be evaluated, 3 when not.\n"
+                       "Options: --device, --seed, --timeout, --cases, --json, --scratch, --keep-scratch, --quiet\n"
+                       "(as for kbv eval).\n");
+            else usage_eval(stdout);
             return 0;
         } else if (strcmp(a, "--device") == 0) {
             NEED_VALUE();
@@ -143,11 +154,27 @@ static int cmd_eval(int argc, char **argv) {
             o.load_timeout_s = v;
         } else if (strcmp(a, "--cases") == 0) {
             NEED_VALUE();
-            if (parse_num(val, 1, 1000, &v) < 0 || v != (int)v) {
-                fprintf(stderr, "kbv eval: --cases needs an integer from 1 to 1000, not '%s'\n", val);
+            if (parse_num(val, 1, 100, &v) < 0 || v != (int)v) {
+                fprintf(stderr, "kbv eval: --cases needs an integer from 1 to 100, not '%s'\n", val);
                 return EXIT_USAGE;
             }
             o.ncases = (int)v;
+        } else if (strcmp(a, "--protocol") == 0) {
+            NEED_VALUE();
+            if (strcmp(val, "verified") == 0) o.protocol = EVAL_VERIFIED;
+            else if (strcmp(val, "standard") == 0) o.protocol = EVAL_STANDARD;
+            else if (strcmp(val, "both") == 0) o.protocol = EVAL_BOTH;
+            else {
+                fprintf(stderr, "kbv eval: --protocol must be verified, standard or both, not '%s'\n", val);
+                return EXIT_USAGE;
+            }
+        } else if (strcmp(a, "--standard-tol") == 0) {
+            NEED_VALUE();
+            if (parse_num(val, 1e-12, 1, &v) < 0) {
+                fprintf(stderr, "kbv eval: --standard-tol needs a number in (0, 1], not '%s'\n", val);
+                return EXIT_USAGE;
+            }
+            o.standard_tol = v;
         } else if (strcmp(a, "--json") == 0) {
             NEED_VALUE();
             json_path = val;
@@ -172,7 +199,11 @@ static int cmd_eval(int argc, char **argv) {
         }
 #undef NEED_VALUE
     }
-    if (nfiles == 1) {
+    if (check && nfiles != 1) {
+        fprintf(stderr, "kbv check: give one PROBLEM.py\n");
+        return EXIT_USAGE;
+    }
+    if (!check && nfiles == 1) {
         fprintf(stderr, "kbv eval: give both PROBLEM.py and CANDIDATE.py, or neither for the built-in example\n");
         return EXIT_USAGE;
     }
@@ -183,7 +214,9 @@ static int cmd_eval(int argc, char **argv) {
         return EXIT_INTERNAL;
     }
     o.worker = worker;
-    if (nfiles == 0) {
+    if (check) {
+        o.problem = files[0], o.candidate = NULL;
+    } else if (nfiles == 0) {
         o.problem = kDefaultProblem;
         int cpu = strcmp(o.device, "cpu") == 0 || (strcmp(o.device, "auto") == 0 && access("/dev/nvidiactl", F_OK) != 0);
         o.candidate = cpu ? kDefaultCpu : kDefaultCuda;
@@ -209,7 +242,9 @@ static int cmd_eval(int argc, char **argv) {
         return EXIT_INTERNAL;
     }
     result_print(&r, to_stdout ? stderr : stdout);
-    int code = r.status == KBV_VERIFIED ? EXIT_VERIFIED : r.status == KBV_PROBLEM_ERROR ? EXIT_PROBLEM : EXIT_VERDICT;
+    int code = r.status == KBV_VERIFIED || r.status == KBV_PROBLEM_OK ? EXIT_VERIFIED
+               : r.status == KBV_PROBLEM_ERROR                        ? EXIT_PROBLEM
+                                                                      : EXIT_VERDICT;
     if (json_path) {
         json_t *j = result_to_json(&r);
         int bad = !j;
@@ -243,7 +278,8 @@ int main(int argc, char **argv) {
         printf("kbv %s\n", KBV_VERSION);
         exit(0);
     }
-    if (strcmp(cmd, "eval") == 0) exit(cmd_eval(argc - 2, argv + 2));
+    if (strcmp(cmd, "eval") == 0) exit(cmd_eval(argc - 2, argv + 2, 0));
+    if (strcmp(cmd, "check") == 0) exit(cmd_eval(argc - 2, argv + 2, 1));
     fprintf(stderr, "kbv: unknown command '%s' (see kbv --help)\n", cmd);
     exit(EXIT_USAGE);
 }

@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const char *kNames[KBV_STATUS_COUNT] = {
-    "verified", "incorrect", "overfit", "hack", "compile_error", "runtime_error", "timeout", "crash", "problem_error",
+    "verified", "incorrect", "overfit", "hack", "compile_error", "runtime_error", "timeout", "crash", "problem_error", "problem_ok",
 };
 
 const char *kbv_status_name(kbv_status s) { return s >= 0 && s < KBV_STATUS_COUNT ? kNames[s] : "unknown"; }
@@ -16,12 +16,15 @@ const char *kbv_status_name(kbv_status s) { return s >= 0 && s < KBV_STATUS_COUN
 void result_init(kbv_result *r) {
     memset(r, 0, sizeof *r);
     kbv_buf_init(&r->errors);
+    r->klass = -1;
+    snprintf(r->protocol, sizeof r->protocol, "verified");
 }
 
 void result_free(kbv_result *r) {
     free(r->cases), free(r->flags);
     kbv_buf_free(&r->errors);
     free(r->candidate_stdout), free(r->candidate_stderr), free(r->reference_stderr);
+    json_decref(r->inputs);
     memset(r, 0, sizeof *r);
 }
 
@@ -30,6 +33,7 @@ kbv_case *result_add_case(kbv_result *r) {
     if (!c) return NULL;
     r->cases = c;
     memset(&c[r->ncases], 0, sizeof *c);
+    c[r->ncases].klass = -1;
     return &c[r->ncases++];
 }
 
@@ -72,6 +76,11 @@ static json_t *text(const char *s) {
     return j ? j : json_null();
 }
 
+static const char *class_name(int k) {
+    static const char *n[] = {"fp32", "tf32", "half", "wrong"};
+    return k >= 0 && k < 4 ? n[k] : "wrong";
+}
+
 static json_t *file_json(const kbv_file_id *f) {
     return json_pack("{s:o, s:o, s:o}", "path", text(f->path), "name", text(f->name), "sha256",
                      f->sha256[0] ? json_string(f->sha256) : json_null());
@@ -90,11 +99,21 @@ json_t *result_to_json(const kbv_result *r) {
     for (int i = 0; i < r->ncases; i++) {
         const kbv_case *c = &r->cases[i];
         snprintf(seed, sizeof seed, "%llu", (unsigned long long)c->seed);
-        json_t *cj = json_pack("{s:s, s:s, s:b, s:b}", "distribution", c->distribution, "seed", seed, "evaluated",
+        json_t *cj = json_pack("{s:s, s:s, s:s, s:b, s:b, s:b}", "distribution", c->distribution, "domain",
+                               c->domain[0] ? c->domain : "raw", "seed", seed, "skipped", c->skipped, "evaluated",
                                c->evaluated, "passed", c->passed);
+        if (c->skipped) json_object_set_new(cj, "skip_reason", text(c->skip_reason));
         json_object_set_new(cj, "max_abs_err", c->evaluated ? json_real(c->max_abs_err) : json_null());
         json_object_set_new(cj, "max_rel_err", c->evaluated ? json_real(c->max_rel_err) : json_null());
-        json_object_set_new(cj, "tolerance", json_pack("{s:f, s:f}", "atol", c->atol, "rtol", c->rtol));
+        json_object_set_new(cj, "norm_rel_err", c->evaluated ? json_real(c->norm_rel_err) : json_null());
+        if (c->klass >= 0) json_object_set_new(cj, "accuracy_class", json_string(class_name(c->klass)));
+        if (strcmp(r->protocol, "standard") != 0 && !c->skipped)
+            json_object_set_new(cj, "tolerance",
+                                json_pack("{s:f, s:f, s:f, s:f}", "k", 4.0, "norm_rel", c->tol_norm,
+                                          "baseline_norm_rel_err", c->baseline_norm_rel_err, "strict_norm_rel_err",
+                                          c->strict_norm_rel_err));
+        else if (!c->skipped)
+            json_object_set_new(cj, "tolerance", json_pack("{s:f, s:f}", "atol", c->atol, "rtol", c->rtol));
         if (c->detail[0]) json_object_set_new(cj, "detail", text(c->detail));
         json_array_append_new(cases, cj);
     }
@@ -110,6 +129,18 @@ json_t *result_to_json(const kbv_result *r) {
                                                text(r->reference_stderr)));
     json_object_set_new(o, "environment", json_pack("{s:o, s:o, s:o}", "python", text(r->python), "torch",
                                                     text(r->torch), "gpu", r->gpu[0] ? text(r->gpu) : json_null()));
+    json_object_set_new(o, "protocol", json_string(r->protocol));
+    json_object_set_new(o, "accuracy_class", r->klass >= 0 ? json_string(class_name(r->klass)) : json_null());
+    if (r->oracle[0]) json_object_set_new(o, "oracle", text(r->oracle));
+    if (r->inputs) json_object_set(o, "inputs", r->inputs);
+    if (r->standard.ran) {
+        const kbv_standard *st = &r->standard;
+        json_object_set_new(o, "standard",
+                            json_pack("{s:b, s:s, s:f, s:i, s:i, s:f, s:o}", "correct", st->correct, "status",
+                                      kbv_status_name(st->status), "tolerance", st->tolerance, "trials", st->trials,
+                                      "trials_passed", st->trials_passed, "max_abs_err", st->max_abs_err, "detail",
+                                      text(st->detail)));
+    }
     json_object_set_new(o, "wall_s", json_real(r->wall_s));
     return o;
 }
@@ -121,16 +152,34 @@ void result_print(const kbv_result *r, FILE *f) {
             r->candidate.sha256[0] ? r->candidate.sha256 : "-");
     fprintf(f, "  device     %s%s%s%s, torch %s, seed %llu\n", r->device, r->gpu[0] ? " (" : "", r->gpu,
             r->gpu[0] ? ")" : "", r->torch[0] ? r->torch : "?", (unsigned long long)r->seed);
+    if (r->oracle[0] && strcmp(r->oracle, "float64") != 0) fprintf(f, "  oracle     %s\n", r->oracle);
     for (int i = 0; i < r->ncases; i++) {
         const kbv_case *c = &r->cases[i];
-        if (!c->evaluated) {
-            fprintf(f, "  case %-2d %-9s not evaluated\n", i, c->distribution);
+        char what[80];
+        int show = c->domain[0] && strcmp(c->domain, "raw") && strcmp(c->distribution, "nominal");
+        snprintf(what, sizeof what, "%s%s%s", c->distribution, show ? "/" : "", show ? c->domain : "");
+        if (c->skipped) {
+            fprintf(f, "  case %-2d %-26s skipped: %s\n", i, what, c->skip_reason);
             continue;
         }
-        fprintf(f, "  case %-2d %-9s %-4s  max_abs_err %.3g  max_rel_err %.3g  (atol %g, rtol %g)%s%s\n", i,
-                c->distribution, c->passed ? "pass" : "FAIL", c->max_abs_err, c->max_rel_err, c->atol, c->rtol,
-                c->detail[0] ? "\n      " : "", c->detail);
+        if (!c->evaluated) {
+            fprintf(f, "  case %-2d %-26s not evaluated\n", i, what);
+            continue;
+        }
+        if (strcmp(r->protocol, "standard") == 0)
+            fprintf(f, "  case %-2d %-26s %-4s  max_abs_err %.3g  (atol %g, rtol %g)%s%s\n", i, what,
+                    c->passed ? "pass" : "FAIL", c->max_abs_err, c->atol, c->rtol, c->detail[0] ? "\n      " : "", c->detail);
+        else
+            fprintf(f, "  case %-2d %-26s %-4s  err %.3g (bound %.3g; PyTorch tf32 %.3g, fp32 %.3g)  %s%s%s\n", i, what,
+                    c->passed ? "pass" : "FAIL", c->norm_rel_err, c->tol_norm, c->baseline_norm_rel_err,
+                    c->strict_norm_rel_err, c->klass >= 0 ? class_name(c->klass) : "", c->detail[0] ? "\n      " : "",
+                    c->detail);
     }
+    if (r->klass >= 0) fprintf(f, "  accuracy   %s\n", class_name(r->klass));
+    if (r->standard.ran)
+        fprintf(f, "  standard   %s (KernelBench's check: %d of %d trials within %g)%s%s\n",
+                r->standard.correct ? "correct" : "incorrect", r->standard.trials_passed, r->standard.trials,
+                r->standard.tolerance, r->standard.detail[0] ? "; " : "", r->standard.detail);
     for (int i = 0; i < r->nflags; i++)
         fprintf(f, "  flag [%s] %s: %s\n", r->flags[i].severity, r->flags[i].id, r->flags[i].message);
     if (r->errors.len) {

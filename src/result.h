@@ -22,20 +22,38 @@ typedef enum kbv_status {
     KBV_TIMEOUT,
     KBV_CRASH,
     KBV_PROBLEM_ERROR, /* the reference itself could not be evaluated: no candidate verdict */
+    KBV_PROBLEM_OK,    /* kbv check: the reference runs on every case it could make */
     KBV_STATUS_COUNT
 } kbv_status;
 
 const char *kbv_status_name(kbv_status s);
 
 typedef struct kbv_case {
-    char distribution[32]; /* "nominal" in issue #2 */
-    uint64_t seed;         /* torch seed under which get_inputs() made the inputs */
+    char distribution[32]; /* nominal, normal, uniform_shifted, mixed_magnitude, heavy_tailed */
+    char domain[32];       /* raw, abs, nominal_range, nominal (a fresh get_inputs() draw) */
+    uint64_t seed;         /* the case's seed (torch seed for get_inputs(); Philox key source) */
+    int skipped;           /* no domain gave a valid reference output: not counted */
+    char skip_reason[200];
     int evaluated;         /* 0 when the candidate never produced outputs for it */
     int passed;
-    double max_abs_err, max_rel_err;
-    double atol, rtol;     /* the loosest tolerance applied to its outputs */
+    double max_abs_err, max_rel_err; /* candidate vs oracle, worst output */
+    double norm_rel_err;   /* ||c - o|| / ||o||, worst output */
+    double baseline_norm_rel_err, strict_norm_rel_err; /* PyTorch's own (TF32 / fp32) */
+    double tol_norm;       /* the normwise bound applied (worst output) */
+    double atol, rtol;     /* issue #2's rule; kept for the standard protocol's trials */
+    int klass;             /* judge_class of the worst output; -1 when not judged */
     char detail[320];      /* why it failed; empty if passed */
 } kbv_case;
+
+typedef struct kbv_standard {
+    int ran;               /* the standard protocol was run */
+    int correct;           /* KernelBench would call the candidate correct */
+    kbv_status status;     /* its verdict in kbv's names */
+    double tolerance;      /* atol = rtol used */
+    int trials, trials_passed;
+    double max_abs_err;
+    char detail[400];
+} kbv_standard;
 
 typedef struct kbv_flag {
     char id[64];
@@ -63,6 +81,11 @@ typedef struct kbv_result {
     char *candidate_stdout, *candidate_stderr; /* captured, capped; NULL if none */
     char *reference_stderr;
     char python[64], torch[64], gpu[128];
+    char protocol[16];      /* verified, standard or both */
+    int klass;              /* accuracy class (judge_class), -1 if not judged */
+    char oracle[160];       /* "float64", or the fallback and why */
+    json_t *inputs;         /* the input plan: what the probe found and how each is made */
+    kbv_standard standard;
     double wall_s;          /* whole evaluation, seconds */
 } kbv_result;
 

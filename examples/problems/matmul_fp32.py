@@ -12,9 +12,9 @@ class Model(nn.Module):
         return torch.matmul(A, B)
 
 
-M = 1024
-K = 1024
-N = 1024
+M = 512
+K = 512
+N = 512
 
 
 def get_inputs():

@@ -31,6 +31,8 @@ typedef struct worker {
     PyObject *model;     /* the built model */
     PyObject *oracle;    /* a float64 deep copy of the model, made on first use */
     PyObject *inputs;    /* the current case's inputs (a tuple), made by gen_inputs */
+    PyObject *nominal;   /* get_inputs() under nominal_seed, kept: it can take seconds */
+    unsigned long long nominal_seed;
 } worker;
 
 static void reply(json_t *msg) {
@@ -234,10 +236,12 @@ static const char *devname(const worker *w) { return w->cuda ? "cuda" : "cpu"; }
 /* A tensor moved to the device and made contiguous; other values as they are. */
 static PyObject *to_device(worker *w, PyObject *v) {
     if (PyObject_IsInstance(v, w->dl.tensor_type) != 1) return Py_INCREF(v), v;
+    /* Always a fresh copy: kept nominal inputs must not be changed by the model. */
     PyObject *d = PyObject_CallMethod(v, "to", "s", devname(w));
-    PyObject *c = d ? PyObject_CallMethod(d, "contiguous", NULL) : NULL;
-    Py_XDECREF(d);
-    return c;
+    PyObject *c = d ? PyObject_CallMethod(d, "clone", NULL) : NULL;
+    PyObject *e = c ? PyObject_CallMethod(c, "contiguous", NULL) : NULL;
+    Py_XDECREF(d), Py_XDECREF(c);
+    return e;
 }
 
 /* get_inputs() under a torch seed, as a new list (NULL with the Python error pending). */
@@ -462,9 +466,14 @@ static json_t *cmd_gen_inputs(worker *w, const json_t *cmd) {
                 return proto_fail(strstr(err.msg, "cuda") ? "cuda" : "io", msg, NULL);
             }
         } else {
+            if (!nominal && w->nominal && w->nominal_seed == (unsigned long long)seed) nominal = (Py_INCREF(w->nominal), w->nominal);
             if (!nominal && !(nominal = nominal_inputs(w, (unsigned long long)seed))) {
                 Py_DECREF(tuple);
                 return fail_python("problem", "get_inputs()");
+            }
+            if (nominal != w->nominal) {
+                Py_XSETREF(w->nominal, (Py_INCREF(nominal), nominal));
+                w->nominal_seed = (unsigned long long)seed;
             }
             if ((Py_ssize_t)j >= PyList_GET_SIZE(nominal)) {
                 Py_DECREF(tuple), Py_DECREF(nominal);
