@@ -16,7 +16,7 @@ eval_case() {
     shift 5
     mkdir -p "$tmp/scratch"
     local t0=$SECONDS
-    "$KBV" eval "$prob" "$cand" --device cpu --quiet --timeout 120 --cases 2 --seed 7 \
+    "$KBV" eval "$prob" "$cand" --device cpu --quiet --timeout 120 --cases 1 --seed 7 \
         --scratch "$tmp/scratch" --json "$tmp/out.json" "$@" >"$tmp/stdout" 2>"$tmp/stderr"
     local rc=$?
     local got
@@ -62,29 +62,55 @@ check_usage "three files" "too many arguments" eval "$P" "$HONEST" "$HONEST"
 check_usage "bad device" "--device must be" eval "$P" "$HONEST" --device tpu
 check_usage "bad timeout" "--timeout needs" eval "$P" "$HONEST" --timeout -1
 check_usage "missing value" "--seed needs a value" eval "$P" "$HONEST" --seed
+check_usage "bad protocol" "--protocol must be" eval "$P" "$HONEST" --protocol fast
+check_usage "check needs one file" "give one PROBLEM.py" check
 if "$KBV" eval --help | grep -q -- "--json FILE|-" && "$KBV" --help | grep -q "eval"; then ok "--help"
 else not_ok "--help" "help text lacks the options"; fi
 
 # --- the JSON contract ----------------------------------------------------------------
-"$KBV" eval "$P" "$HONEST" --device cpu --seed 11 --cases 2 --json - 2>"$tmp/stderr" >"$tmp/out.json"
+"$KBV" eval "$P" "$HONEST" --device cpu --seed 11 --cases 2 --protocol both --json - 2>"$tmp/stderr" >"$tmp/out.json"
 if jq -e '
-    .status == "verified" and .device == "cpu" and .seed == "11" and
+    .status == "verified" and .device == "cpu" and .seed == "11" and .protocol == "both" and
+    .accuracy_class == "fp32" and .oracle == "float64" and
     (.problem | .path and .name == "relu" and (.sha256 | length == 64)) and
     (.candidate | .path and .name == "honest_cpu" and (.sha256 | length == 64)) and
-    (.cases | length == 2) and
-    all(.cases[]; .distribution == "nominal" and (.seed | type == "string") and .passed == true and
-        (.max_abs_err | type == "number") and (.max_rel_err | type == "number")) and
+    (.cases | length == 10) and
+    ([.cases[].distribution] == ["nominal","nominal","normal","normal","uniform_shifted","uniform_shifted",
+                                 "mixed_magnitude","mixed_magnitude","heavy_tailed","heavy_tailed"]) and
+    all(.cases[]; (.seed | type == "string") and .passed == true and (.domain | type == "string") and
+        (.max_abs_err | type == "number") and (.max_rel_err | type == "number") and
+        (.tolerance.norm_rel | type == "number") and .accuracy_class == "fp32") and
+    (.inputs.plan[0].make == "gen") and
+    (.standard | .correct == true and .trials == 5 and .trials_passed == 5 and .tolerance == 0.0001) and
     (.flags | type == "array") and (.errors | type == "string")' "$tmp/out.json" >/dev/null &&
     grep -q "kbv eval: verified" "$tmp/stderr"; then
     ok "--json - prints the contract's fields on stdout, the summary on stderr"
 else
-    not_ok "--json -" "$(head -c 1500 "$tmp/out.json")"
+    not_ok "--json -" "$(head -c 3000 "$tmp/out.json")"
 fi
 
+# --- the accuracy class of a bf16 shortcut is "half" -------------------------------------
+"$KBV" eval examples/problems/matmul_fp32.py examples/candidates/shortcuts/matmul_bf16.py --device cpu --cases 1 \
+    --quiet --json "$tmp/bf16.json" >/dev/null 2>&1
+if jq -e '.accuracy_class == "half" and .status == "incorrect"' "$tmp/bf16.json" >/dev/null; then
+    ok "bfloat16 arithmetic for an fp32 matmul is classed half and rejected"
+else not_ok "bf16 class" "$(jq -c '{status, accuracy_class}' "$tmp/bf16.json")"; fi
+
+# --- kbv check: the reference side alone, with domain fallback and skips reported ---------
+"$KBV" check examples/problems/kl_div.py --device cpu --cases 1 --seed 4 --quiet --json "$tmp/check.json" >/dev/null 2>&1
+rc=$?
+if [ "$rc" = 0 ] && jq -e '.status == "problem_ok" and ([.cases[] | select(.distribution != "nominal") | .domain] | all(. != "raw"))' \
+    "$tmp/check.json" >/dev/null; then
+    ok "kbv check reports the domain each hidden case needed (kl_div: none raw)"
+else not_ok "kbv check" "exit $rc $(jq -c '[.cases[] | .domain]' "$tmp/check.json" 2>/dev/null)"; fi
+"$KBV" check examples/problems/broken/no_model.py --device cpu --quiet >/dev/null 2>&1
+rc=$?
+if [ "$rc" = 3 ]; then ok "kbv check of a broken problem exits 3"; else not_ok "kbv check broken" "exit $rc"; fi
+
 # --- the same seed gives the same cases; a crash does not disturb the next evaluation --
-"$KBV" eval "$P" "$HONEST" --device cpu --seed 99 --json "$tmp/a.json" --quiet >/dev/null 2>&1
-"$KBV" eval "$P" examples/candidates/broken/segfault.py --device cpu --seed 99 --json "$tmp/crash.json" --quiet >/dev/null 2>&1
-"$KBV" eval "$P" "$HONEST" --device cpu --seed 99 --json "$tmp/b.json" --quiet >/dev/null 2>&1
+"$KBV" eval "$P" "$HONEST" --device cpu --seed 99 --cases 1 --json "$tmp/a.json" --quiet >/dev/null 2>&1
+"$KBV" eval "$P" examples/candidates/broken/segfault.py --device cpu --seed 99 --cases 1 --json "$tmp/crash.json" --quiet >/dev/null 2>&1
+"$KBV" eval "$P" "$HONEST" --device cpu --seed 99 --cases 1 --json "$tmp/b.json" --quiet >/dev/null 2>&1
 if [ "$(jq -r .status "$tmp/crash.json")" = crash ] && [ "$(jq -c .cases "$tmp/a.json")" = "$(jq -c .cases "$tmp/b.json")" ] &&
     [ "$(jq -r .status "$tmp/b.json")" = verified ] && [ -z "$(leftovers)" ]; then
     ok "an evaluation after a crashed one is unaffected (same cases, verified, nothing left running)"
@@ -92,7 +118,7 @@ else
     not_ok "after a crash" "crash=$(jq -c .status "$tmp/crash.json") a=$(jq -c .cases "$tmp/a.json") b=$(jq -c .cases "$tmp/b.json")"
 fi
 s1=$(jq -r '.cases[0].seed' "$tmp/a.json")
-"$KBV" eval "$P" "$HONEST" --device cpu --seed 100 --json "$tmp/c.json" --quiet >/dev/null 2>&1
+"$KBV" eval "$P" "$HONEST" --device cpu --seed 100 --cases 1 --json "$tmp/c.json" --quiet >/dev/null 2>&1
 if [ "$s1" != "$(jq -r '.cases[0].seed' "$tmp/c.json")" ]; then ok "different run seeds give different case seeds"
 else not_ok "seeds" "seed 99 and 100 gave the same case seed $s1"; fi
 

@@ -1,8 +1,8 @@
-# expect: incorrect -- a leaky ReLU where ReLU was asked: negative inputs give wrong values.
+# expect: incorrect -- half of ReLU: wrong on every positive input, nominal ones included.
+import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
 
 class ModelNew(nn.Module):
     def forward(self, x):
-        return F.leaky_relu(x, 0.01)
+        return torch.relu(x) * 0.5
