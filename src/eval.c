@@ -722,6 +722,32 @@ static void run_verified(eval_ctx *c, kbv_err *err) {
         goto done;
     }
 cases:;
+    if (c->o->candidate) {
+        /* Same names and shapes but other values under the same seed: give the candidate
+         * the reference's weights, before its first call (docs/correctness.md). */
+        char wprefix[PATH_MAX + 32];
+        snprintf(wprefix, sizeof wprefix, "%s/inputs/weight", c->scratch);
+        pr = step(&ref, json_pack("{s:s, s:s}", "op", "save_state", "prefix", wprefix), c->o->timeout_s, &rep, err);
+        if (pr != PROC_OK || !json_is_true(json_object_get(rep, "ok"))) {
+            problem_failure(c, &ref, "state_dict()", pr, rep, err);
+            goto done;
+        }
+        json_t *state = json_incref(json_object_get(rep, "state"));
+        json_decref(rep), rep = NULL;
+        pr = step(&cand, json_pack("{s:s, s:o}", "op", "load_state", "state", state), c->o->timeout_s, &rep, err);
+        if (pr != PROC_OK || !json_is_true(json_object_get(rep, "ok"))) {
+            candidate_failure(c, &cand, "loading the reference's weights", pr, rep, err);
+            cand_failed = 1;
+            goto done;
+        }
+        r->weights_matched = json_is_true(json_object_get(rep, "matched"));
+        r->weights_loaded = json_is_true(json_object_get(rep, "loaded"));
+        if (r->weights_loaded)
+            result_add_flag(r, "weights_loaded", "info",
+                            "%lld of the candidate's state_dict entries had other values than the reference's under the same seed; the reference's were loaded into it",
+                            (long long)json_integer_value(json_object_get(rep, "differing")));
+        json_decref(rep), rep = NULL;
+    }
     int hidden = plan_has_gen(c);
     snprintf(r->oracle, sizeof r->oracle, "float64");
     for (int di = 0; di < 5 && !cand_failed && r->status != KBV_PROBLEM_ERROR; di++) {

@@ -133,6 +133,8 @@ json_t *result_to_json(const kbv_result *r) {
     json_object_set_new(o, "accuracy_class", r->klass >= 0 ? json_string(class_name(r->klass)) : json_null());
     if (r->oracle[0]) json_object_set_new(o, "oracle", text(r->oracle));
     if (r->inputs) json_object_set(o, "inputs", r->inputs);
+    if (strcmp(r->protocol, "standard") != 0)
+        json_object_set_new(o, "weights", json_pack("{s:b, s:b}", "matched", r->weights_matched, "loaded", r->weights_loaded));
     if (r->standard.ran) {
         const kbv_standard *st = &r->standard;
         json_object_set_new(o, "standard",

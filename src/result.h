@@ -85,6 +85,8 @@ typedef struct kbv_result {
     int klass;              /* accuracy class (judge_class), -1 if not judged */
     char oracle[160];       /* "float64", or the fallback and why */
     json_t *inputs;         /* the input plan: what the probe found and how each is made */
+    int weights_matched;    /* the candidate's state_dict has the reference's names and shapes */
+    int weights_loaded;     /* ...but other values, so the reference's were loaded into it */
     kbv_standard standard;
     double wall_s;          /* whole evaluation, seconds */
 } kbv_result;

@@ -745,6 +745,100 @@ static json_t *cmd_standard(worker *w, const json_t *cmd) {
     return r;
 }
 
+/* The model's state_dict as .kbt files: [{name, path, dtype, shape}]. */
+static json_t *cmd_save_state(worker *w, const json_t *cmd) {
+    const char *prefix;
+    kbv_err err;
+    if (proto_get_str(cmd, "prefix", &prefix, &err) < 0) return proto_fail("protocol", err.msg, NULL);
+    if (!w->model) return proto_fail("protocol", "save_state before build", NULL);
+    PyObject *sd = PyObject_CallMethod(w->model, "state_dict", NULL);
+    PyObject *items = sd ? PyMapping_Items(sd) : NULL;
+    Py_XDECREF(sd);
+    if (!items) return fail_python("python", "state_dict()");
+    json_t *list = json_array();
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items); i++) {
+        PyObject *kv = PyList_GET_ITEM(items, i);
+        char name[512], path[4200];
+        py_str(PyTuple_GET_ITEM(kv, 0), name, sizeof name);
+        kbv_tensor t;
+        snprintf(path, sizeof path, "%s%zd.kbt", prefix, i);
+        if (dl_from_torch(&w->dl, PyTuple_GET_ITEM(kv, 1), &t, &err) < 0 || kbv_tensor_save(&t, path, &err) < 0) {
+            kbv_tensor_free(&t);
+            PyErr_Clear();
+            continue; /* a state entry kbv cannot carry (e.g. complex) is simply not compared */
+        }
+        json_t *d = tensor_desc(path, &t);
+        json_object_set_new(d, "name", json_string(name));
+        json_array_append_new(list, d);
+        kbv_tensor_free(&t);
+    }
+    Py_DECREF(items);
+    json_t *r = proto_ok();
+    json_object_set_new(r, "state", list);
+    return r;
+}
+
+/* Give the model the reference's state if its entries have the same names and shapes but
+ * other values. Reply: matched (names and shapes equal), differing (entries with other
+ * values), loaded. */
+static json_t *cmd_load_state(worker *w, const json_t *cmd) {
+    json_t *state = json_object_get(cmd, "state");
+    kbv_err err;
+    if (!json_is_array(state)) return proto_fail("protocol", "load_state needs state", NULL);
+    if (!w->model) return proto_fail("protocol", "load_state before build", NULL);
+    PyObject *sd = PyObject_CallMethod(w->model, "state_dict", NULL);
+    if (!sd) return fail_python("python", "state_dict()");
+    int matched = PyMapping_Size(sd) == (Py_ssize_t)json_array_size(state), differing = 0;
+    PyObject *fresh = PyDict_New();
+    for (size_t i = 0; matched && i < json_array_size(state); i++) {
+        const json_t *e = json_array_get(state, i);
+        const char *name = json_string_value(json_object_get(e, "name")), *path = json_string_value(json_object_get(e, "path"));
+        PyObject *mine = name ? PyMapping_GetItemString(sd, name) : NULL;
+        kbv_tensor theirs, own;
+        if (!mine || !path || kbv_tensor_load(&theirs, path, &err) < 0) {
+            PyErr_Clear();
+            Py_XDECREF(mine);
+            matched = 0;
+            break;
+        }
+        if (dl_from_torch(&w->dl, mine, &own, &err) < 0) {
+            PyErr_Clear();
+            own.data = NULL;
+        }
+        int same_shape = own.data && own.ndim == theirs.ndim && own.dtype == theirs.dtype;
+        for (int d = 0; same_shape && d < own.ndim; d++) same_shape = own.shape[d] == theirs.shape[d];
+        if (!same_shape) matched = 0;
+        else if (memcmp(own.data, theirs.data, own.nbytes) != 0) {
+            differing++;
+            PyObject *t = dl_to_torch(&w->dl, &theirs, &err);
+            if (!t || PyDict_SetItemString(fresh, name, t) < 0) matched = 0, PyErr_Clear();
+            Py_XDECREF(t);
+        }
+        kbv_tensor_free(&own), kbv_tensor_free(&theirs);
+        Py_DECREF(mine);
+    }
+    int loaded = 0;
+    if (matched && differing) {
+        /* strict=False: only the differing entries are given; names were checked above. */
+        PyObject *kw = Py_BuildValue("{s:O}", "strict", Py_False);
+        PyObject *args = PyTuple_Pack(1, fresh);
+        PyObject *fn = PyObject_GetAttrString(w->model, "load_state_dict");
+        PyObject *r = fn && args && kw ? PyObject_Call(fn, args, kw) : NULL;
+        loaded = r != NULL;
+        Py_XDECREF(r), Py_XDECREF(fn), Py_XDECREF(args), Py_XDECREF(kw);
+        if (!loaded) {
+            Py_DECREF(fresh), Py_DECREF(sd);
+            return fail_python("python", "load_state_dict with the reference's weights");
+        }
+    }
+    Py_DECREF(fresh), Py_DECREF(sd);
+    json_t *r = proto_ok();
+    json_object_set_new(r, "matched", json_boolean(matched));
+    json_object_set_new(r, "differing", json_integer(differing));
+    json_object_set_new(r, "loaded", json_boolean(loaded));
+    return r;
+}
+
 static json_t *hello(worker *w, const char *device) {
     json_t *r = proto_ok();
     char ver[64] = "", gpu[256] = "";
@@ -839,6 +933,8 @@ int main(int argc, char **argv) {
         else if (strcmp(op, "probe") == 0) res = cmd_probe(&w, cmd);
         else if (strcmp(op, "gen_inputs") == 0) res = cmd_gen_inputs(&w, cmd);
         else if (strcmp(op, "standard") == 0) res = cmd_standard(&w, cmd);
+        else if (strcmp(op, "save_state") == 0) res = cmd_save_state(&w, cmd);
+        else if (strcmp(op, "load_state") == 0) res = cmd_load_state(&w, cmd);
         else if (strcmp(op, "forward") == 0) res = cmd_forward(&w, cmd);
         else if (strcmp(op, "quit") == 0) {
             json_decref(cmd);

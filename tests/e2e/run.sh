@@ -96,6 +96,14 @@ if jq -e '.accuracy_class == "half" and .status == "incorrect"' "$tmp/bf16.json"
     ok "bfloat16 arithmetic for an fp32 matmul is classed half and rejected"
 else not_ok "bf16 class" "$(jq -c '{status, accuracy_class}' "$tmp/bf16.json")"; fi
 
+# --- weights: same names and shapes, other values under the same seed -> loaded, flagged ----
+"$KBV" eval examples/problems/linear_relu.py examples/candidates/linear_relu/honest_cpu.py --device cpu --cases 1 \
+    --quiet --json "$tmp/w.json" >/dev/null 2>&1
+if jq -e '.status == "verified" and .weights.loaded == true and (.flags | map(.id) | index("weights_loaded")) != null' \
+    "$tmp/w.json" >/dev/null; then
+    ok "a candidate whose weights differ under the same seed gets the reference's, and says so"
+else not_ok "weights" "$(jq -c '{status, weights, flags}' "$tmp/w.json")"; fi
+
 # --- kbv check: the reference side alone, with domain fallback and skips reported ---------
 "$KBV" check examples/problems/kl_div.py --device cpu --cases 1 --seed 4 --quiet --json "$tmp/check.json" >/dev/null 2>&1
 rc=$?
