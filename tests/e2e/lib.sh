@@ -10,5 +10,12 @@ finish() {
     [ "$failed" -eq 0 ]
 }
 # No worker may outlive an evaluation: every worker (and anything it forked) has
-# "kbv-worker" in its command line.
-leftovers() { pgrep -f 'kbv-worke[r]' | grep -v "^$$\$" || true; }
+# "kbv-worker" in its command line and runs in a scratch folder under $TMPDIR, which the
+# test scripts point into their own temporary folder (so other runs on the machine are not
+# counted).
+leftovers() {
+    local p
+    for p in $(pgrep -f 'kbv-worke[r]'); do
+        case "$(readlink "/proc/$p/cwd" 2>/dev/null)" in "$TMPDIR" | "$TMPDIR"/*) echo "$p" ;; esac
+    done
+}

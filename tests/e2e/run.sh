@@ -8,16 +8,18 @@ KBV=${KBV:-$PWD/kbv}
 . tests/e2e/lib.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+export TMPDIR="$tmp/t"
+mkdir -p "$TMPDIR"
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$tmp/cache}
 
 # eval_case NAME EXPECT_STATUS EXPECT_EXIT PROBLEM CANDIDATE [OPTIONS...]
 eval_case() {
     local name=$1 want=$2 want_rc=$3 prob=$4 cand=$5
     shift 5
-    mkdir -p "$tmp/scratch"
+    mkdir -p "$TMPDIR/scratch"
     local t0=$SECONDS
     "$KBV" eval "$prob" "$cand" --device cpu --quiet --timeout 120 --cases 1 --seed 7 \
-        --scratch "$tmp/scratch" --json "$tmp/out.json" "$@" >"$tmp/stdout" 2>"$tmp/stderr"
+        --scratch "$TMPDIR/scratch" --json "$tmp/out.json" "$@" >"$tmp/stdout" 2>"$tmp/stderr"
     local rc=$?
     local got
     got=$(jq -r .status "$tmp/out.json" 2>/dev/null || echo "(no JSON)")
@@ -28,9 +30,9 @@ eval_case() {
     elif [ -n "$left" ]; then
         not_ok "$name" "processes left behind: $(ps -o pid,args -p "$(echo $left | tr ' ' ,)" 2>/dev/null)"
         kill -9 $left 2>/dev/null
-    elif [ -n "$(ls -A "$tmp/scratch")" ]; then
-        not_ok "$name" "scratch folder not removed: $(ls -A "$tmp/scratch")"
-        rm -rf "$tmp/scratch"/*
+    elif [ -n "$(ls -A "$TMPDIR/scratch")" ]; then
+        not_ok "$name" "scratch folder not removed: $(ls -A "$TMPDIR/scratch")"
+        rm -rf "$TMPDIR/scratch"/*
     else
         ok "$name ($got, $((SECONDS - t0)) s)"
     fi

@@ -12,6 +12,8 @@ if [ ! -e /dev/nvidiactl ] || ! nvidia-smi -L >/dev/null 2>&1; then
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+export TMPDIR="$tmp/t"
+mkdir -p "$TMPDIR"
 out=${KBV_GPU_OUT:-$tmp/json}
 mkdir -p "$out"
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1)}
