@@ -50,7 +50,8 @@ NVCCFLAGS := -O2 -fmad=false -std=c++17 $(NVCC_ARCH)
 LDLIBS  := -ljansson -lcrypto -lm
 SAN_RT  := $(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1,)
 
-CORE_SRC := src/util.c src/tensor.c src/proto.c src/proc.c src/judge.c src/result.c src/eval.c src/gen.c src/probe.c
+CORE_SRC := src/util.c src/tensor.c src/proto.c src/proc.c src/judge.c src/result.c src/eval.c src/gen.c src/probe.c \
+            src/stats.c
 KBV_SRC  := src/main.c $(CORE_SRC)
 WORKER_SRC := src/worker/main.c src/worker/py.c src/worker/dl.c src/gpu/gpu.c src/util.c src/tensor.c src/proto.c \
               src/gen.c src/probe.c
