@@ -276,8 +276,7 @@ static int copy_outputs(run_out *dst, const run_out *src) {
 
 /* Send a command that produces outputs; on success fill out. Returns the proc_result, and
  * on a failure reply leaves it in *fail_rep (caller frees). */
-static proc_result run_cmd(eval_ctx *c, kbv_proc *p, json_t *cmd, double timeout, run_out *out, json_t **fail_rep,
-                           kbv_err *err) {
+static proc_result run_cmd(kbv_proc *p, json_t *cmd, double timeout, run_out *out, json_t **fail_rep, kbv_err *err) {
     json_t *rep = NULL;
     *fail_rep = NULL;
     proc_result pr = step(p, cmd, timeout, &rep, err);
@@ -287,10 +286,8 @@ static proc_result run_cmd(eval_ctx *c, kbv_proc *p, json_t *cmd, double timeout
         return PROC_OK;
     }
     out->reply = rep;
-    if (json_object_get(rep, "values") && read_outputs(json_object_get(rep, "values"), &out->t, &out->n, err) < 0) {
-        (void)c;
+    if (json_object_get(rep, "values") && read_outputs(json_object_get(rep, "values"), &out->t, &out->n, err) < 0)
         return PROC_ERROR;
-    }
     return PROC_OK;
 }
 
@@ -426,7 +423,7 @@ static int reference_case(eval_ctx *c, kbv_proc *ref, int ci, int dist, int dom,
     int cuda = strcmp(c->r->device, "cuda") == 0;
     /* The oracle: float64, or (once float64 has failed) the strict fp32 run. */
     if (!c->oracle_fallback) {
-        pr = run_cmd(c, ref, forward_cmd(c, "ref", ci, "oracle", "float64", 0, -1, 0), c->o->timeout_s, &rr->oracle, &fail, err);
+        pr = run_cmd(ref, forward_cmd(c, "ref", ci, "oracle", "float64", 0, -1, 0), c->o->timeout_s, &rr->oracle, &fail, err);
         if (pr == PROC_OK && fail && dist >= 0) {
             /* On hidden inputs, first see whether the model itself accepts them. */
             json_decref(fail), fail = NULL;
@@ -460,7 +457,7 @@ static int reference_case(eval_ctx *c, kbv_proc *ref, int ci, int dist, int dom,
             return 1;
         }
         json_decref(rep);
-        pr = run_cmd(c, ref, forward_cmd(c, "ref", ci, tags[k], "native", k, -1, 0), c->o->timeout_s, outs[k], &fail, err);
+        pr = run_cmd(ref, forward_cmd(c, "ref", ci, tags[k], "native", k, -1, 0), c->o->timeout_s, outs[k], &fail, err);
         if (pr == PROC_OK && fail && dist >= 0 && strcmp(json_string_value(json_object_get(fail, "kind")) ?: "", "python") == 0) {
             /* A hidden input the reference rejects (e.g. a matrix that is not positive
              * definite) makes the case invalid in this domain, not the problem broken. */
@@ -509,6 +506,7 @@ static void judge_case(eval_ctx *c, kbv_case *kc, const ref_runs *rr, const run_
                         kc->distribution);
     }
     if (c1->n != rr->oracle.n) FAIL("%d outputs, expected %d", c1->n, rr->oracle.n);
+    if (c2->n != c1->n) FAIL("the second run returned %d outputs, the first %d", c2->n, c1->n);
     for (int k = 0; kc->passed && k < c1->n && k < rr->oracle.n; k++) {
         judge_calib cal;
         judge_calibrate(&rr->oracle.t[k], &rr->tf32.t[k], &rr->strict.t[k], &cal);
@@ -601,7 +599,7 @@ static int candidate_case(eval_ctx *c, kbv_proc *cand, int ci, int dist, int dom
         json_decref(rep), rep = NULL;
         char tag[16];
         snprintf(tag, sizeof tag, "run%d", k);
-        pr = run_cmd(c, cand, forward_cmd(c, "cand", ci, tag, "native", 1, poisons[k], 2 * out_bytes(&rr->strict)),
+        pr = run_cmd(cand, forward_cmd(c, "cand", ci, tag, "native", 1, poisons[k], 2 * out_bytes(&rr->strict)),
                      c->o->timeout_s, &r[k], &fail, err);
         if (pr != PROC_OK || fail) {
             candidate_failure(c, cand, "forward", pr == PROC_ERROR ? PROC_PROTOCOL : pr, fail, err);
