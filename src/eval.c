@@ -771,6 +771,7 @@ cases:;
             for (; dom < 4; dom++) {
                 uint64_t seed = dom == 3 && di > 0 ? (kbv_mix64(kc->seed ^ 0xF00D) & SEED_MASK) : kc->seed;
                 int rc = reference_case(c, &ref, ci, kDistCode[di], dom, seed, &rr, err);
+                if (rc == -1 || rc == 1) ref_runs_free(&rr);
                 if (rc < 0) goto internal;
                 if (rc == 2) { /* the reference rejected these inputs: try the next domain */
                     c->oracle_retry = 0;
