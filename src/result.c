@@ -148,10 +148,11 @@ json_t *result_to_json(const kbv_result *r) {
 }
 
 void result_print(const kbv_result *r, FILE *f) {
-    fprintf(f, "kbv eval: %s\n", kbv_status_name(r->status));
+    int check = r->status == KBV_PROBLEM_OK || !r->candidate.path[0];
+    fprintf(f, "kbv %s: %s\n", check ? "check" : "eval", kbv_status_name(r->status));
     fprintf(f, "  problem    %s (sha256 %.12s)\n", r->problem.path, r->problem.sha256[0] ? r->problem.sha256 : "-");
-    fprintf(f, "  candidate  %s (sha256 %.12s)\n", r->candidate.path,
-            r->candidate.sha256[0] ? r->candidate.sha256 : "-");
+    if (!check)
+        fprintf(f, "  candidate  %s (sha256 %.12s)\n", r->candidate.path, r->candidate.sha256[0] ? r->candidate.sha256 : "-");
     fprintf(f, "  device     %s%s%s%s, torch %s, seed %llu\n", r->device, r->gpu[0] ? " (" : "", r->gpu,
             r->gpu[0] ? ")" : "", r->torch[0] ? r->torch : "?", (unsigned long long)r->seed);
     if (r->oracle[0] && strcmp(r->oracle, "float64") != 0) fprintf(f, "  oracle     %s\n", r->oracle);
@@ -165,7 +166,7 @@ void result_print(const kbv_result *r, FILE *f) {
             continue;
         }
         if (!c->evaluated) {
-            fprintf(f, "  case %-2d %-26s not evaluated\n", i, what);
+            fprintf(f, "  case %-2d %-26s %s\n", i, what, check ? "reference ok" : "not evaluated");
             continue;
         }
         if (strcmp(r->protocol, "standard") == 0)
