@@ -3,6 +3,8 @@
  */
 #include "result.h"
 
+#include "judge.h"
+
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,10 +78,7 @@ static json_t *text(const char *s) {
     return j ? j : json_null();
 }
 
-static const char *class_name(int k) {
-    static const char *n[] = {"fp32", "tf32", "half", "wrong"};
-    return k >= 0 && k < 4 ? n[k] : "wrong";
-}
+static const char *class_name(int k) { return judge_class_name((judge_class)k); }
 
 static json_t *file_json(const kbv_file_id *f) {
     return json_pack("{s:o, s:o, s:o}", "path", text(f->path), "name", text(f->name), "sha256",

@@ -1,4 +1,5 @@
-/* test_judge.c -- judge.c: tolerance edges, NaN/Inf placement, shape and dtype checks. */
+/* test_judge.c -- judge.c: the calibrated rule (classes, norm and elementwise bounds, NaN/Inf
+ * placement, dtype, shape, integers), case validity, and KernelBench's allclose. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -17,68 +18,8 @@ static void make(kbv_tensor *t, kbv_dtype dt, int n, const double *v) {
 }
 
 int main(void) {
-    kbv_tensor r, c;
-    judge_cmp o;
-    judge_tol tol = judge_default_tol(KBV_DT_F32);
-    CHECK(tol.atol == 1e-4 && tol.rtol == 1e-4);
-    CHECK(judge_default_tol(KBV_DT_BF16).atol == 1e-2);
-    CHECK(judge_default_tol(KBV_DT_I64).atol == 0);
-
-    /* Inside and just outside atol + rtol*|ref| (float64 so the edge is exact enough). */
-    double ref[3] = {0, 100, -2}, in[3] = {0.00009, 100.0101, -2.0002}, out[3] = {0.00011, 100.0101, -2.0002};
-    make(&r, KBV_DT_F64, 3, ref), make(&c, KBV_DT_F64, 3, in);
-    judge_compare(&r, &c, tol, &o);
-    CHECK(o.passed && o.n_bad == 0 && o.first_bad == -1);
-    CHECK_NEAR(o.max_abs_err, 0.0101, 1e-9);
-    CHECK_NEAR(o.max_rel_err, 0.000101, 1e-9); /* 0.0101 / 100 */
-    kbv_tensor_free(&c);
-    make(&c, KBV_DT_F64, 3, out);
-    judge_compare(&r, &c, tol, &o);
-    CHECK(!o.passed && o.n_bad == 1 && o.first_bad == 0);
-    CHECK(strstr(o.reason, "element 0") != NULL);
-    kbv_tensor_free(&r), kbv_tensor_free(&c);
-
-    /* rtol scales the reference, not the candidate: a huge wrong value does not pass. */
-    double r2[1] = {1}, c2[1] = {1e6};
-    make(&r, KBV_DT_F64, 1, r2), make(&c, KBV_DT_F64, 1, c2);
-    judge_compare(&r, &c, tol, &o);
-    CHECK(!o.passed);
-    kbv_tensor_free(&r), kbv_tensor_free(&c);
-
-    /* NaN must match NaN; Inf must match Inf of the same sign. */
-    double rn[4] = {NAN, INFINITY, -INFINITY, 1}, cn[4] = {NAN, INFINITY, -INFINITY, 1};
-    make(&r, KBV_DT_F32, 4, rn), make(&c, KBV_DT_F32, 4, cn);
-    judge_compare(&r, &c, tol, &o);
-    CHECK(o.passed);
-    ((float *)c.data)[1] = -INFINITY;
-    ((float *)c.data)[3] = NAN;
-    judge_compare(&r, &c, tol, &o);
-    CHECK(!o.passed && o.n_bad == 2 && o.first_bad == 1);
-    CHECK(strstr(o.reason, "2 of 4 elements") != NULL);
-    ((float *)c.data)[1] = INFINITY, ((float *)c.data)[3] = 1;
-    ((float *)c.data)[0] = 0; /* NaN expected, a number given */
-    judge_compare(&r, &c, tol, &o);
-    CHECK(!o.passed && o.first_bad == 0);
-    kbv_tensor_free(&r), kbv_tensor_free(&c);
-
-    /* Integers compare exactly. */
-    double ri[2] = {3, 4}, ci[2] = {3, 5};
-    make(&r, KBV_DT_I64, 2, ri), make(&c, KBV_DT_I64, 2, ci);
-    judge_compare(&r, &c, judge_default_tol(KBV_DT_I64), &o);
-    CHECK(!o.passed && o.first_bad == 1);
-    kbv_tensor_free(&c);
-
-    /* dtype and shape mismatches are failures with a reason. */
-    make(&c, KBV_DT_F64, 2, ri);
-    judge_compare(&r, &c, tol, &o);
-    CHECK(!o.passed);
-    CHECK(strstr(o.reason, "dtype float64, expected int64") != NULL);
-    kbv_tensor_free(&c);
-    make(&c, KBV_DT_I64, 1, ri);
-    judge_compare(&r, &c, tol, &o);
-    CHECK(!o.passed);
-    CHECK(strstr(o.reason, "shape [1], expected [2]") != NULL);
-    kbv_tensor_free(&r), kbv_tensor_free(&c);
+    CHECK(judge_floor(KBV_DT_F32) == 1e-6 && judge_floor(KBV_DT_BF16) == 1.6e-2 && judge_floor(KBV_DT_F64) == 1e-12);
+    CHECK_STR(judge_class_name(JUDGE_HALF), "half");
     /* ---- the calibrated rule ---- */
     enum { M = 4096 };
     double *ov = malloc(sizeof(double) * M), *tv = malloc(sizeof(double) * M), *sv = malloc(sizeof(double) * M);
@@ -136,6 +77,25 @@ int main(void) {
     judge_calibrated(&ot, &st, &t, &cal, &cand, &jr);
     CHECK(!jr.passed && strstr(jr.reason, "dtype float64, expected float32") != NULL);
     kbv_tensor_free(&cand);
+
+    /* wrong shape */
+    make(&cand, KBV_DT_F32, M / 2, sv);
+    judge_calibrated(&ot, &st, &t, &cal, &cand, &jr);
+    CHECK(!jr.passed && strstr(jr.reason, "shape [2048], expected [4096]") != NULL);
+    kbv_tensor_free(&cand);
+    /* integer outputs: equal to the strict or the baseline run, nothing else */
+    double iv[3] = {1, 2, 3}, iw[3] = {1, 2, 4};
+    kbv_tensor io, ic;
+    make(&io, KBV_DT_I64, 3, iv), make(&ic, KBV_DT_I64, 3, iv);
+    judge_calib ical;
+    judge_calibrate(&io, &io, &io, &ical);
+    judge_calibrated(&io, &io, &io, &ical, &ic, &jr);
+    CHECK(jr.passed);
+    kbv_tensor_free(&ic);
+    make(&ic, KBV_DT_I64, 3, iw);
+    judge_calibrated(&io, &io, &io, &ical, &ic, &jr);
+    CHECK(!jr.passed && strstr(jr.reason, "integer output differs") != NULL);
+    kbv_tensor_free(&ic), kbv_tensor_free(&io);
 
     /* validity of a hidden case */
     char why[200];
