@@ -40,7 +40,7 @@ typedef struct kbv_case {
     double norm_rel_err;   /* ||c - o|| / ||o||, worst output */
     double baseline_norm_rel_err, strict_norm_rel_err; /* PyTorch's own (TF32 / fp32) */
     double tol_norm;       /* the normwise bound applied (worst output) */
-    double atol, rtol;     /* issue #2's rule; kept for the standard protocol's trials */
+    double atol, rtol;     /* the standard protocol's trials: KernelBench's tolerance */
     int klass;             /* judge_class of the worst output; -1 when not judged */
     char detail[320];      /* why it failed; empty if passed */
 } kbv_case;
