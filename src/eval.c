@@ -406,24 +406,37 @@ static json_t *forward_cmd(const eval_ctx *c, const char *dir, int ci, const cha
     return cmd;
 }
 
+/* Make case ci's inputs (domain dom) in worker p. On success *prints (if non-NULL) gets their
+ * fingerprints; a failure reply is left in *fail (caller frees). */
+static proc_result gen_inputs(const eval_ctx *c, kbv_proc *p, int ci, int dist, int dom, uint64_t seed, json_t **prints,
+                              json_t **fail, kbv_err *err) {
+    json_t *rep = NULL;
+    *fail = NULL;
+    proc_result pr = step(p, json_pack("{s:s, s:I, s:o}", "op", "gen_inputs", "seed", (json_int_t)seed, "inputs",
+                                       case_specs(c, ci, dist, dom)), c->o->timeout_s, &rep, err);
+    if (pr == PROC_OK && !json_is_true(json_object_get(rep, "ok"))) *fail = rep, rep = NULL;
+    else if (pr == PROC_OK && prints) *prints = json_incref(json_object_get(rep, "fingerprints"));
+    json_decref(rep);
+    return pr;
+}
+
 /* Reference: inputs, oracle, baseline and strict runs for case ci in domain dom. Returns 0,
  * 1 when the problem failed (status set), -1 when kbv failed. */
 static int reference_case(eval_ctx *c, kbv_proc *ref, int ci, int dist, int dom, uint64_t seed, ref_runs *rr, kbv_err *err) {
-    json_t *rep = NULL, *fail = NULL;
+    json_t *fail = NULL;
     memset(rr, 0, sizeof *rr);
-    proc_result pr = step(ref, json_pack("{s:s, s:I, s:o}", "op", "gen_inputs", "seed", (json_int_t)seed, "inputs",
-                                         case_specs(c, ci, dist, dom)), c->o->timeout_s, &rep, err);
-    if (pr != PROC_OK || !json_is_true(json_object_get(rep, "ok"))) {
-        problem_failure(c, ref, "input generation", pr, rep, err);
-        json_decref(rep);
+    proc_result pr = gen_inputs(c, ref, ci, dist, dom, seed, &rr->prints, &fail, err);
+    if (pr != PROC_OK || fail) {
+        problem_failure(c, ref, "input generation", pr, fail, err);
+        json_decref(fail);
         return 1;
     }
-    rr->prints = json_incref(json_object_get(rep, "fingerprints"));
-    json_decref(rep);
     int cuda = strcmp(c->r->device, "cuda") == 0;
+    int dirty = 0; /* the inputs may have been changed by the last run: make them again */
     /* The oracle: float64, or (once float64 has failed) the strict fp32 run. */
     if (!c->oracle_fallback) {
         pr = run_cmd(ref, forward_cmd(c, "ref", ci, "oracle", "float64", 0, -1, 0), c->o->timeout_s, &rr->oracle, &fail, err);
+        dirty = fail || !json_equal(json_object_get(rr->oracle.reply, "inputs_after"), rr->prints);
         if (pr == PROC_OK && fail && dist >= 0) {
             /* On hidden inputs, first see whether the model itself accepts them. */
             json_decref(fail), fail = NULL;
@@ -445,18 +458,18 @@ static int reference_case(eval_ctx *c, kbv_proc *ref, int ci, int dist, int dom,
             return pr == PROC_ERROR ? -1 : 1;
         }
     }
-    /* Each run starts from freshly made inputs, since a reference may change its own. */
+    /* Each run starts from the inputs as made: made again after a run that changed them. */
     const char *tags[2] = {"strict", "tf32"};
     run_out *outs[2] = {&rr->strict, &rr->tf32};
     for (int k = 0; k < (cuda ? 2 : 1); k++) {
-        pr = step(ref, json_pack("{s:s, s:I, s:o}", "op", "gen_inputs", "seed", (json_int_t)seed, "inputs",
-                                 case_specs(c, ci, dist, dom)), c->o->timeout_s, &rep, err);
-        if (pr != PROC_OK || !json_is_true(json_object_get(rep, "ok"))) {
-            problem_failure(c, ref, "input generation", pr, rep, err);
-            json_decref(rep);
-            return 1;
+        if (dirty) {
+            pr = gen_inputs(c, ref, ci, dist, dom, seed, NULL, &fail, err);
+            if (pr != PROC_OK || fail) {
+                problem_failure(c, ref, "input generation", pr, fail, err);
+                json_decref(fail);
+                return 1;
+            }
         }
-        json_decref(rep);
         pr = run_cmd(ref, forward_cmd(c, "ref", ci, tags[k], "native", k, -1, 0), c->o->timeout_s, outs[k], &fail, err);
         if (pr == PROC_OK && fail && dist >= 0 && strcmp(json_string_value(json_object_get(fail, "kind")) ?: "", "python") == 0) {
             /* A hidden input the reference rejects (e.g. a matrix that is not positive
@@ -470,7 +483,8 @@ static int reference_case(eval_ctx *c, kbv_proc *ref, int ci, int dist, int dom,
             json_decref(fail);
             return pr == PROC_ERROR ? -1 : 1;
         }
-        if (!json_equal(json_object_get(outs[k]->reply, "inputs_after"), rr->prints)) rr->mutates_inputs = 1;
+        dirty = !json_equal(json_object_get(outs[k]->reply, "inputs_after"), rr->prints);
+        if (dirty) rr->mutates_inputs = 1;
     }
     if (c->oracle_retry) { /* the model ran in fp32 on these inputs: float64 is what failed */
         c->oracle_retry = 0;
@@ -583,20 +597,17 @@ static int candidate_case(eval_ctx *c, kbv_proc *cand, int ci, int dist, int dom
                           kbv_case *kc, kbv_err *err) {
     run_out r[2];
     memset(r, 0, sizeof r);
-    json_t *prints = NULL, *rep = NULL, *fail = NULL;
+    json_t *prints = NULL, *fail = NULL;
     static const int poisons[2] = {0x80, 0x01}; /* glibc fills 0x7f / 0xfe bytes; the GPU's cache 0x80 / 0x01 */
     int rc = 0;
     for (int k = 0; k < 2; k++) {
-        proc_result pr = step(cand, json_pack("{s:s, s:I, s:o}", "op", "gen_inputs", "seed", (json_int_t)seed, "inputs",
-                                              case_specs(c, ci, dist, dom)), c->o->timeout_s, &rep, err);
-        if (pr != PROC_OK || !json_is_true(json_object_get(rep, "ok"))) {
-            candidate_failure(c, cand, "input generation", pr, rep, err);
-            json_decref(rep);
+        proc_result pr = gen_inputs(c, cand, ci, dist, dom, seed, k ? NULL : &prints, &fail, err);
+        if (pr != PROC_OK || fail) {
+            candidate_failure(c, cand, "input generation", pr, fail, err);
+            json_decref(fail);
             rc = 1;
             break;
         }
-        if (!k) prints = json_incref(json_object_get(rep, "fingerprints"));
-        json_decref(rep), rep = NULL;
         char tag[16];
         snprintf(tag, sizeof tag, "run%d", k);
         pr = run_cmd(cand, forward_cmd(c, "cand", ci, tag, "native", 1, poisons[k], 2 * out_bytes(&rr->strict)),
