@@ -122,42 +122,65 @@ static int seed_torch(worker *w, unsigned long long seed) {
     return r ? 0 : -1;
 }
 
+/* class(*get_init_inputs()) on the device, with torch seeded before both calls (KernelBench's
+ * order). Returns a new reference, or NULL with the Python error pending and *at_init set
+ * when get_init_inputs() itself failed (the problem's fault, not the class's). */
+static PyObject *construct(worker *w, int cand, unsigned long long seed, int *at_init) {
+    *at_init = 1;
+    if (seed_torch(w, seed) < 0) return NULL;
+    PyObject *init = PyObject_CallMethod(w->problem, "get_init_inputs", NULL);
+    PyObject *args = init ? PySequence_Tuple(init) : NULL;
+    Py_XDECREF(init);
+    if (!args) return NULL;
+    *at_init = 0;
+    PyObject *model = NULL;
+    if (seed_torch(w, seed) == 0) {
+        PyObject *klass = PyObject_GetAttrString(cand ? w->candidate : w->problem, cand ? "ModelNew" : "Model");
+        PyObject *obj = klass ? PyObject_Call(klass, args, NULL) : NULL;
+        PyObject *moved = obj ? PyObject_CallMethod(obj, "to", "s", w->cuda ? "cuda" : "cpu") : NULL;
+        Py_XDECREF(moved), Py_XDECREF(klass);
+        model = moved ? obj : (Py_XDECREF(obj), NULL);
+    }
+    Py_DECREF(args);
+    return model;
+}
+
 static json_t *cmd_build(worker *w, const json_t *cmd) {
     const char *cls;
     long long seed;
     kbv_err err;
     if (proto_get_str(cmd, "class", &cls, &err) < 0 || proto_get_int(cmd, "seed", &seed, &err) < 0)
         return proto_fail("protocol", err.msg, NULL);
-    int cand = strcmp(cls, "ModelNew") == 0;
+    int cand = strcmp(cls, "ModelNew") == 0, at_init;
     if (!cand && strcmp(cls, "Model") != 0) return fail_text("protocol", "unknown class %s", cls);
     if (!w->problem || (cand && !w->candidate)) return proto_fail("protocol", "build before load", NULL);
     Py_CLEAR(w->model);
     Py_CLEAR(w->oracle);
-    if (seed_torch(w, (unsigned long long)seed) < 0) return fail_python("python", "seeding torch");
-    PyObject *init = PyObject_CallMethod(w->problem, "get_init_inputs", NULL);
-    if (!init) return fail_python("problem", "get_init_inputs()");
-    PyObject *args = PySequence_Tuple(init);
-    Py_DECREF(init);
-    if (!args) return fail_python("problem", "get_init_inputs() did not return a sequence");
-    if (seed_torch(w, (unsigned long long)seed) < 0) {
-        Py_DECREF(args);
-        return fail_python("python", "seeding torch");
-    }
-    PyObject *klass = PyObject_GetAttrString(cand ? w->candidate : w->problem, cls);
-    PyObject *model = klass ? PyObject_Call(klass, args, NULL) : NULL;
-    Py_XDECREF(klass);
-    Py_DECREF(args);
-    if (!model) return fail_python("python", cand ? "ModelNew(*get_init_inputs())" : "Model(*get_init_inputs())");
-    PyObject *r = PyObject_CallMethod(model, "to", "s", w->cuda ? "cuda" : "cpu");
-    if (r) Py_DECREF(r), r = PyObject_CallMethod(model, "eval", NULL);
+    PyObject *model = construct(w, cand, (unsigned long long)seed, &at_init);
+    if (!model)
+        return at_init ? fail_python("problem", "get_init_inputs()")
+                       : fail_python("python", cand ? "ModelNew(*get_init_inputs())" : "Model(*get_init_inputs())");
+    PyObject *r = PyObject_CallMethod(model, "eval", NULL);
     if (!r) {
         Py_DECREF(model);
-        return fail_python("python", "moving the model to the device");
+        return fail_python("python", "model.eval()");
     }
     Py_DECREF(r);
     w->model = model;
     if (w->cuda && gpu_sync(&err) < 0) return proto_fail("cuda", err.msg, NULL);
     return proto_ok();
+}
+
+/* forward's result as a sequence of values: a tensor alone becomes a 1-tuple. NULL (and
+ * *why set) for anything but a tensor, a tuple or a list. Steals out. */
+static PyObject *output_seq(worker *w, PyObject *out, char *why, size_t whylen) {
+    PyObject *seq = NULL;
+    if (PyObject_IsInstance(out, w->dl.tensor_type) == 1) seq = PyTuple_Pack(1, out);
+    else if (PyTuple_Check(out) || PyList_Check(out)) seq = (Py_INCREF(out), out);
+    else snprintf(why, whylen, "forward returned a %s, not a tensor or a tuple of tensors", Py_TYPE(out)->tp_name);
+    PyErr_Clear();
+    Py_DECREF(out);
+    return seq;
 }
 
 /* A Python scalar input as JSON, or NULL if it is not one. */
@@ -601,16 +624,9 @@ static json_t *cmd_forward(worker *w, const json_t *cmd) {
         return proto_fail(f64 ? "oracle" : "cuda", err.msg, NULL);
     }
     double wall = kbv_now() - t0;
-    PyObject *seq;
-    if (PyObject_IsInstance(out, w->dl.tensor_type) == 1) seq = PyTuple_Pack(1, out);
-    else if (PyTuple_Check(out) || PyList_Check(out)) seq = (Py_INCREF(out), out);
-    else {
-        char msg[300];
-        snprintf(msg, sizeof msg, "forward returned a %s, not a tensor or a tuple of tensors", Py_TYPE(out)->tp_name);
-        Py_DECREF(out);
-        return proto_fail("output", msg, NULL);
-    }
-    Py_DECREF(out);
+    char why[300];
+    PyObject *seq = output_seq(w, out, why, sizeof why);
+    if (!seq) return proto_fail("output", why, NULL);
     /* Which outputs share bytes with which inputs. */
     json_t *aliases = json_array();
     for (Py_ssize_t k = 0; seq && k < PySequence_Size(seq); k++) {
@@ -661,25 +677,11 @@ static json_t *cmd_standard(worker *w, const json_t *cmd) {
         if (!item) return free(seeds), fail_python("python", "drawing KernelBench's trial seeds");
     }
     PyObject *models[2] = {NULL, NULL};
-    const char *names[2] = {"Model", "ModelNew"};
-    for (int m = 0; m < 2; m++) {
-        if (seed_torch(w, 42) < 0) break;
-        PyObject *init = PyObject_CallMethod(w->problem, "get_init_inputs", NULL);
-        PyObject *args = init ? PySequence_Tuple(init) : NULL;
-        Py_XDECREF(init);
-        if (!args || seed_torch(w, 42) < 0) {
-            Py_XDECREF(args);
-            break;
-        }
-        PyObject *klass = PyObject_GetAttrString(m ? w->candidate : w->problem, names[m]);
-        PyObject *obj = klass ? PyObject_Call(klass, args, NULL) : NULL;
-        Py_XDECREF(klass), Py_DECREF(args);
-        models[m] = obj ? PyObject_CallMethod(obj, "to", "s", devname(w)) : NULL;
-        Py_XDECREF(obj);
-        if (!models[m]) break;
-    }
+    int at_init = 0;
+    for (int m = 0; m < 2 && (m == 0 || models[0]); m++) models[m] = construct(w, m, 42, &at_init);
     if (!models[0] || !models[1]) {
-        json_t *f = fail_python(models[0] ? "python" : "problem", models[0] ? "ModelNew(*get_init_inputs())" : "Model(*get_init_inputs())");
+        json_t *f = fail_python(models[0] ? "python" : "problem", at_init ? "get_init_inputs()"
+                                : models[0] ? "ModelNew(*get_init_inputs())" : "Model(*get_init_inputs())");
         Py_XDECREF(models[0]), Py_XDECREF(models[1]), free(seeds);
         return f;
     }
@@ -712,11 +714,10 @@ static json_t *cmd_standard(worker *w, const json_t *cmd) {
                 fail = fail_python(m ? "python" : "problem", m ? "ModelNew forward" : "Model forward");
                 break;
             }
-            PyObject *seq = PyObject_IsInstance(out, w->dl.tensor_type) == 1 ? PyTuple_Pack(1, out)
-                            : (PyTuple_Check(out) || PyList_Check(out)) ? (Py_INCREF(out), out) : NULL;
-            Py_DECREF(out);
+            char why[300];
+            PyObject *seq = output_seq(w, out, why, sizeof why);
             if (!seq) {
-                fail = proto_fail("output", "forward returned something that is not a tensor or a tuple of tensors", NULL);
+                fail = proto_fail(m ? "output" : "problem", why, NULL);
                 break;
             }
             char pre[4200];
