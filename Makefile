@@ -127,7 +127,7 @@ $(BUILD)/tests/gen_check: tests/gpu/gen_check.c $(BUILD)/w/src/gen.o $(BUILD)/w/
 test-gpu: all $(if $(NVCC),$(BUILD)/tests/gen_check)
 	@if [ -e /dev/nvidiactl ] && [ -x $(BUILD)/tests/gen_check ]; then $(BUILD)/tests/gen_check; \
 	 else echo "SKIP: gen_check needs an NVIDIA GPU and nvcc"; fi
-	@KBV=$(abspath $(firstword $(BINS))) tests/gpu/run.sh '$(GPU_CASES)'
+	@KBV=$(abspath $(firstword $(BINS))) GPU_JOBS=$(or $(GPU_JOBS),1) tests/gpu/run.sh '$(GPU_CASES)'
 
 check:
 	$(MAKE) SANITIZE=1 test

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # run.sh -- kbv's GPU end-to-end tests (make test-gpu). Skips, with a message and exit
-# status 0, where no NVIDIA GPU is present. Set KBV_GPU_OUT=DIR to keep each case's JSON.
+# status 0, where no NVIDIA GPU is present. Set KBV_GPU_OUT=DIR to keep each case's JSON,
+# GPU_JOBS=N to run N cases at once (each in its own scratch folder; the cold load_inline
+# builds of the CUDA candidates dominate and run on the CPU).
 # Usage: run.sh [PATTERN]   runs only the case lines that match the extended regex PATTERN.
 set -u
 cd "$(dirname "$0")/../.."
@@ -12,32 +14,50 @@ if [ ! -e /dev/nvidiactl ] || ! nvidia-smi -L >/dev/null 2>&1; then
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-export TMPDIR="$tmp/t"
-mkdir -p "$TMPDIR"
 out=${KBV_GPU_OUT:-$tmp/json}
-mkdir -p "$out"
+jobs=${GPU_JOBS:-1}
+mkdir -p "$out" "$tmp/res"
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1)}
-echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); TORCH_CUDA_ARCH_LIST=$TORCH_CUDA_ARCH_LIST"
+echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); TORCH_CUDA_ARCH_LIST=$TORCH_CUDA_ARCH_LIST; $jobs at once"
+
+# run_case N STATUS RC PROBLEM CANDIDATE [OPTS...]: one case in its own scratch folder; its
+# "ok"/"not ok" line goes to $tmp/res/N.
+run_case() {
+    local n=$1 status=$2 rc=$3 prob=$4 cand=$5 name got got_rc left t0=$SECONDS
+    shift 5
+    name="$(basename "$(dirname "$cand")")_$(basename "$cand" .py)_on_$(basename "$prob" .py)"
+    export TMPDIR="$tmp/t$n"
+    mkdir -p "$TMPDIR"
+    "$KBV" eval "$prob" "$cand" --device cuda --quiet --seed 2026 "$@" --json "$out/$n-$name.json" \
+        >"$TMPDIR.stdout" 2>"$TMPDIR.stderr"
+    got_rc=$?
+    got=$(jq -r .status "$out/$n-$name.json" 2>/dev/null || echo "(no JSON)")
+    left=$(leftovers)
+    {
+        if [ "$got_rc" != "$rc" ] || [ "$got" != "$status" ]; then
+            echo "not ok - $name: status $got exit $got_rc, expected $status exit $rc; $(tail -c 400 "$TMPDIR.stderr"); $(jq -r .errors "$out/$n-$name.json" 2>/dev/null | tail -c 1200)"
+        elif [ -n "$left" ]; then
+            echo "not ok - $name: processes left behind: $left"
+            kill -9 $left 2>/dev/null
+        else
+            echo "ok - $name ($got, $((SECONDS - t0)) s)"
+        fi
+    } >"$tmp/res/$n"
+    cat "$tmp/res/$n"
+}
+
 n=0
 while read -r status rc prob cand opts; do
     case "$status" in ""|\#*) continue ;; esac
     n=$((n + 1))
     if [ -n "${1:-}" ] && ! echo "$status $rc $prob $cand $opts" | grep -Eq -- "$1"; then continue; fi
-    name="$(basename "$(dirname "$cand")")_$(basename "$cand" .py)_on_$(basename "$prob" .py)"
-    t0=$SECONDS
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
     # shellcheck disable=SC2086
-    "$KBV" eval "$prob" "$cand" --device cuda --quiet --seed 2026 $opts --json "$out/$n-$name.json" \
-        >"$tmp/stdout" 2>"$tmp/stderr"
-    got_rc=$?
-    got=$(jq -r .status "$out/$n-$name.json" 2>/dev/null || echo "(no JSON)")
-    left=$(leftovers)
-    if [ "$got_rc" != "$rc" ] || [ "$got" != "$status" ]; then
-        not_ok "$name" "status $got exit $got_rc, expected $status exit $rc; $(tail -c 400 "$tmp/stderr"); $(jq -r .errors "$out/$n-$name.json" 2>/dev/null | tail -c 1200)"
-    elif [ -n "$left" ]; then
-        not_ok "$name" "processes left behind: $left"
-        kill -9 $left 2>/dev/null
-    else
-        ok "$name ($got, $((SECONDS - t0)) s)"
-    fi
+    run_case "$n" "$status" "$rc" "$prob" "$cand" $opts &
 done < tests/gpu/cases.txt
+wait
+for f in "$tmp"/res/*; do
+    [ -e "$f" ] || continue
+    case "$(cat "$f")" in "ok - "*) passed=$((passed + 1)) ;; *) failed=$((failed + 1)) ;; esac
+done
 finish
