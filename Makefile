@@ -41,6 +41,11 @@ ifneq ($(strip $(NVCC)),)
   CUDA_CFLAGS := -DKBV_HAVE_CUDA -I$(CUDA_HOME)/include
   CUDA_LIBS := -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lcudart -lstdc++
   CUPTI_H := $(firstword $(wildcard $(CUDA_HOME)/include/cupti.h $(CUDA_HOME)/extras/CUPTI/include/cupti.h))
+  CUPTI_LIB := $(firstword $(wildcard $(CUDA_LIBDIR)/libcupti.so $(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so))
+  ifneq ($(and $(CUPTI_H),$(CUPTI_LIB)),)
+    CUDA_CFLAGS += -DKBV_HAVE_CUPTI -I$(dir $(CUPTI_H))
+    CUDA_LIBS += -L$(dir $(CUPTI_LIB)) -Wl,-rpath,$(dir $(CUPTI_LIB)) -lcupti
+  endif
 endif
 
 # No fused multiply-add anywhere: the input generator must round alike on CPU and GPU.
@@ -50,14 +55,15 @@ NVCCFLAGS := -O2 -fmad=false -std=c++17 $(NVCC_ARCH)
 LDLIBS  := -ljansson -lcrypto -lm
 SAN_RT  := $(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1,)
 
-CORE_SRC := src/util.c src/tensor.c src/proto.c src/proc.c src/judge.c src/result.c src/eval.c src/gen.c src/probe.c \
+CORE_SRC := src/util.c src/tensor.c src/proto.c src/proc.c src/judge.c src/result.c src/eval.c src/gen.c src/probe.c src/perf.c \
             src/stats.c
 KBV_SRC  := src/main.c $(CORE_SRC)
-WORKER_SRC := src/worker/main.c src/worker/py.c src/worker/dl.c src/gpu/gpu.c src/util.c src/tensor.c src/proto.c \
+WORKER_SRC := src/worker/main.c src/worker/bench.c src/worker/py.c src/worker/dl.c src/gpu/gpu.c src/gpu/timer.c \
+              src/gpu/audit.c src/util.c src/tensor.c src/proto.c \
               src/gen.c src/probe.c
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
 KBV_OBJ  := $(KBV_SRC:%.c=$(BUILD)/%.o)
-WORKER_OBJ := $(WORKER_SRC:%.c=$(BUILD)/w/%.o) $(if $(NVCC),$(BUILD)/w/src/gpu/gen_cu.o)
+WORKER_OBJ := $(WORKER_SRC:%.c=$(BUILD)/w/%.o) $(if $(NVCC),$(BUILD)/w/src/gpu/gen_cu.o $(BUILD)/w/src/gpu/bench_cu.o)
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
 ifeq ($(SANITIZE),1)
@@ -79,7 +85,7 @@ help:
 config:
 	@echo "kbv build: python $(PYTHON) ($(PY_VERSION)), torch $(or $(TORCH_VERSION),NOT FOUND)"
 	@echo "kbv build: nvcc $(or $(NVCC),not found -- worker built without CUDA, --device cuda unavailable)"
-	@echo "kbv build: CUPTI $(or $(CUPTI_H),not found -- skipped)"
+	@echo "kbv build: CUPTI $(if $(and $(CUPTI_H),$(CUPTI_LIB)),$(CUPTI_H) $(CUPTI_LIB),not found -- the audit and GPU memory figures are unavailable)"
 	@echo "kbv build: sanitizers $(if $(filter 1,$(SANITIZE)),on (ASan+UBSan),off)"
 
 $(BUILD)/pyconf.h: Makefile
@@ -98,6 +104,10 @@ $(BUILD)/w/%.o: %.c $(wildcard src/*.h src/worker/*.h src/gpu/*.h) $(BUILD)/pyco
 	$(CC) $(CFLAGS) $(CUDA_CFLAGS) -I$(PY_INC) -I$(BUILD) -c $< -o $@
 
 $(BUILD)/w/src/gpu/gen_cu.o: src/gpu/gen.cu src/gen.h src/gen_host.h src/util.h
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+$(BUILD)/w/src/gpu/bench_cu.o: src/gpu/bench.cu
 	@mkdir -p $(@D)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 

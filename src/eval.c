@@ -23,7 +23,9 @@
 
 #include "gen.h"
 #include "judge.h"
+#include "perf.h"
 #include "proc.h"
+#include "stats.h"
 #include "tensor.h"
 
 #define SEED_MASK 0x7fffffffffffffffULL /* torch seeds are taken as signed 64-bit here */
@@ -37,6 +39,9 @@ void eval_opts_default(eval_opts *o) {
     o->ncases = 2;
     o->protocol = EVAL_VERIFIED;
     o->capture_cap = 256 * 1024;
+    o->timing = 1;
+    o->time_budget_s = 0; /* auto: 10 s on a GPU, 2 s on the CPU */
+    o->standard_trials = 100;
 }
 
 typedef struct eval_ctx {
@@ -504,6 +509,17 @@ static int reference_case(eval_ctx *c, kbv_proc *ref, int ci, int dist, int dom,
     return 0;
 }
 
+/* Judge output k of a candidate's run against case rr's oracle, with the tolerance
+ * calibrated on PyTorch's own error there (docs/correctness.md). */
+static void judge_output(const eval_ctx *c, const ref_runs *rr, int k, const kbv_tensor *t, judge_calib *cal, judge_result *jr) {
+    judge_calibrate(&rr->oracle.t[k], &rr->tf32.t[k], &rr->strict.t[k], cal);
+    if (c->oracle_fallback) { /* the oracle is itself an fp32 run: allow fp32 reordering */
+        cal->floor *= 10;
+        cal->tol_norm = JUDGE_K * cal->tf32.norm_rel + cal->floor;
+    }
+    judge_calibrated(&rr->oracle.t[k], &rr->strict.t[k], &rr->tf32.t[k], cal, t, jr);
+}
+
 /* Judge the candidate's runs of one case against the reference's; fills kc. */
 static void judge_case(eval_ctx *c, kbv_case *kc, const ref_runs *rr, const run_out *c1, const run_out *c2,
                        const json_t *cand_prints) {
@@ -523,13 +539,8 @@ static void judge_case(eval_ctx *c, kbv_case *kc, const ref_runs *rr, const run_
     if (c2->n != c1->n) FAIL("the second run returned %d outputs, the first %d", c2->n, c1->n);
     for (int k = 0; kc->passed && k < c1->n && k < rr->oracle.n; k++) {
         judge_calib cal;
-        judge_calibrate(&rr->oracle.t[k], &rr->tf32.t[k], &rr->strict.t[k], &cal);
-        if (c->oracle_fallback) { /* the oracle is itself an fp32 run: allow fp32 reordering */
-            cal.floor *= 10;
-            cal.tol_norm = JUDGE_K * cal.tf32.norm_rel + cal.floor;
-        }
         judge_result jr;
-        judge_calibrated(&rr->oracle.t[k], &rr->strict.t[k], &rr->tf32.t[k], &cal, &c1->t[k], &jr);
+        judge_output(c, rr, k, &c1->t[k], &cal, &jr);
         if (jr.err.max_abs > kc->max_abs_err) kc->max_abs_err = jr.err.max_abs;
         if (jr.err.max_rel > kc->max_rel_err) kc->max_rel_err = jr.err.max_rel;
         if (jr.err.norm_rel > kc->norm_rel_err || k == 0) {
@@ -660,6 +671,11 @@ static int build(eval_ctx *c, kbv_proc *p, const char *klass, proc_result *prp, 
     *prp = step(p, json_pack("{s:s, s:s, s:I}", "op", "build", "class", klass, "seed", (json_int_t)c->r->build_seed),
                 c->o->timeout_s, &rep, err);
     if (*prp == PROC_OK && json_is_true(json_object_get(rep, "ok"))) {
+        /* What the model holds after construction (weights, caches, workspaces). */
+        const json_t *pb = json_object_get(rep, "persistent_bytes"), *tb = json_object_get(rep, "torch_persistent_bytes");
+        int cand = strcmp(klass, "ModelNew") == 0;
+        if (json_is_integer(pb)) *(cand ? &c->r->memory.pers_cand : &c->r->memory.pers_ref) = json_integer_value(pb);
+        if (json_is_integer(tb)) *(cand ? &c->r->memory.torch_pers_cand : &c->r->memory.torch_pers_ref) = json_integer_value(tb);
         json_decref(rep);
         return 0;
     }
@@ -681,13 +697,344 @@ static void finish_candidate(eval_ctx *c, kbv_proc *cand, int failed) {
                         cand->out.total);
 }
 
+/* ---- timing (docs/timing.md) ------------------------------------------------------------- */
+
+/* A judged case whose reference outputs are kept for the timed-output re-checks. */
+typedef struct kept_case {
+    ref_runs rr;
+    int ci, dist, dom;
+    uint64_t seed;
+} kept_case;
+
+enum { ARM_CAND, ARM_REF, ARM_STRICT, ARM_COMPILE, ARM_COUNT };
+static const char *kArmWhat[ARM_COUNT] = {"candidate", "reference (TF32 on)", "reference (fp32 strict)", "torch.compile(reference)"};
+
+/* One bench command. Returns 0 with *rep, 1 when the worker failed (*fail or pr says how). */
+static int bench_step(eval_ctx *c, kbv_proc *p, json_t *cmd, double timeout, json_t **rep, json_t **fail, proc_result *pr,
+                      kbv_err *err) {
+    *rep = *fail = NULL;
+    *pr = step(p, cmd, timeout, rep, err);
+    if (*pr != PROC_OK) return 1;
+    if (!json_is_true(json_object_get(*rep, "ok"))) {
+        *fail = *rep, *rep = NULL;
+        return 1;
+    }
+    return 0;
+}
+
+static json_t *bench_cmd(int arm, double warmup, const char *save) {
+    json_t *cmd = json_pack("{s:s, s:s, s:i}", "op", "bench", "arm", arm == ARM_COMPILE ? "compile" : "model", "n", 1);
+    json_object_set_new(cmd, "tf32", json_boolean(arm != ARM_STRICT));
+    if (warmup > 0) json_object_set_new(cmd, "warmup_s", json_real(warmup));
+    if (save) json_object_set_new(cmd, "save_prefix", json_string(save));
+    return cmd;
+}
+
+/* Re-check a timed output against the oracle of the set it was computed on. */
+static int recheck(eval_ctx *c, const kept_case *kept, int nkept, const json_t *rep, char *why, size_t whylen, kbv_err *err) {
+    int set = (int)json_integer_value(json_object_get(rep, "set"));
+    if (set < 0 || set >= nkept) return snprintf(why, whylen, "timed output names no input set"), 0;
+    const ref_runs *rr = &kept[set].rr;
+    kbv_tensor *t = NULL;
+    int n = 0, ok = 1;
+    if (read_outputs(json_object_get(rep, "values"), &t, &n, err) < 0) {
+        snprintf(why, whylen, "%s", err->msg);
+        ok = 0;
+    } else if (n != rr->oracle.n) {
+        snprintf(why, whylen, "the timed call returned %d outputs, expected %d", n, rr->oracle.n);
+        ok = 0;
+    }
+    for (int k = 0; ok && k < n; k++) {
+        judge_calib cal;
+        judge_result jr;
+        judge_output(c, rr, k, &t[k], &cal, &jr);
+        if (!jr.passed) {
+            snprintf(why, whylen, "set %d, output %d: %s", set, k, jr.reason);
+            ok = 0;
+        }
+    }
+    free_outputs(t, n);
+    return ok;
+}
+
+static void audit_result(eval_ctx *c, json_t *rep, int cand) {
+    kbv_result *r = c->r;
+    json_object_del(rep, "ok");
+    long long peak = json_integer_value(json_object_get(rep, "peak_bytes"));
+    long long tpeak = json_is_integer(json_object_get(rep, "torch_peak_bytes")) ? json_integer_value(json_object_get(rep, "torch_peak_bytes")) : -1;
+    if (cand) r->audit_cand = json_incref(rep), r->memory.peak_cand = peak, r->memory.torch_peak_cand = tpeak;
+    else r->audit_ref = json_incref(rep), r->memory.peak_ref = peak, r->memory.torch_peak_ref = tpeak;
+    if (!cand) return;
+    if (!json_is_true(json_object_get(rep, "markers")) || json_integer_value(json_object_get(rep, "dropped")) > 0)
+        result_add_flag(r, "audit_incomplete", "suspect", "the CUPTI trace of the candidate's call is incomplete (markers %s, %lld records dropped)",
+                        json_is_true(json_object_get(rep, "markers")) ? "seen" : "missing",
+                        (long long)json_integer_value(json_object_get(rep, "dropped")));
+    long long after = json_integer_value(json_object_get(rep, "after_stop"));
+    long long other = json_integer_value(json_object_get(rep, "other_stream"));
+    if (after > 0) {
+        const json_t *k0 = json_array_get(json_object_get(rep, "after_stop_kernels"), 0);
+        result_add_flag(r, "work_after_stop", "hack",
+                        "%lld kernel(s) of the candidate's call ran past the timed window's stop (e.g. %s, %lld ns after it): its time misses work",
+                        after, json_string_value(json_object_get(k0, "name")) ?: "?", (long long)json_integer_value(json_object_get(k0, "ns_after_stop")));
+        r->status = KBV_HACK;
+    } else if (other > 0) {
+        result_add_flag(r, "other_stream", "info", "%lld kernel(s) ran on streams other than kbv's, joined before the stop", other);
+    }
+}
+
+/* Time a verified candidate against the reference (both workers alive). Returns 0 (perf
+ * filled, or perf.note says why not), 1 when the candidate failed (status set), -1 when kbv
+ * failed. */
+static int run_timing(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kept, int nkept, kbv_err *err) {
+    kbv_result *r = c->r;
+    kbv_perf *pf = &r->perf;
+    int cuda = strcmp(r->device, "cuda") == 0;
+    double t_start = kbv_now(), to = c->o->timeout_s;
+    json_t *rep = NULL, *fail = NULL;
+    proc_result pr;
+    kbv_proc *procs[ARM_COUNT] = {cand, ref, ref, ref};
+    snprintf(pf->clock, sizeof pf->clock, "%s", cuda ? "cuda_events" : "cpu_monotonic");
+    if (nkept == 0) {
+        snprintf(pf->note, sizeof pf->note, "no judged case to time on");
+        return 0;
+    }
+    progress(c, "%s", "timing: setting up the input sets");
+    json_t *sets = json_array();
+    for (int k = 0; k < nkept; k++)
+        json_array_append_new(sets, json_pack("{s:o, s:I}", "inputs", case_specs(c, kept[k].ci, kept[k].dist, kept[k].dom),
+                                              "seed", (json_int_t)kept[k].seed));
+    for (int side = 0; side < 2; side++) {
+        kbv_proc *p = side ? cand : ref;
+        if (bench_step(c, p, json_pack("{s:s, s:O}", "op", "bench_setup", "sets", sets), to, &rep, &fail, &pr, err)) {
+            json_decref(sets);
+            goto failed_side;
+        }
+        json_decref(rep), rep = NULL;
+        continue;
+    failed_side:
+        if (side) {
+            candidate_failure(c, cand, "timing setup", pr, fail, err);
+            json_decref(fail);
+            return 1;
+        }
+        snprintf(pf->note, sizeof pf->note, "the reference failed to set up timing: %s", fail ? reply_msg(fail) : err->msg);
+        json_decref(fail);
+        return 0;
+    }
+    json_decref(sets);
+
+    /* The audit: one call each under CUPTI, kept out of the timed samples. */
+    if (cuda) {
+        progress(c, "%s", "timing: CUPTI audit of one call each");
+        char *src = NULL;
+        size_t srclen = 0;
+        json_t *names = kbv_read_file(r->candidate.path, &src, &srclen, err) == 0 ? perf_authored_kernels(src) : json_array();
+        free(src);
+        for (int side = 0; side < 2; side++) {
+            kbv_proc *p = side ? cand : ref;
+            json_t *cmd = json_pack("{s:s, s:O}", "op", "audit", "authored", side ? names : json_array());
+            if (!side) json_object_set_new(cmd, "authored", json_array());
+            if (bench_step(c, p, cmd, to, &rep, &fail, &pr, err) == 0) {
+                audit_result(c, rep, side);
+                json_decref(rep), rep = NULL;
+                continue;
+            }
+            const char *kind = json_string_value(json_object_get(fail, "kind")) ?: "";
+            if (side && strcmp(kind, "audit") != 0) {
+                json_decref(names);
+                candidate_failure(c, cand, "audited call", pr, fail, err);
+                json_decref(fail);
+                return 1;
+            }
+            result_add_flag(r, "audit_unavailable", "info", "no CUPTI audit of the %s: %s", side ? "candidate" : "reference",
+                            fail ? reply_msg(fail) : err->msg);
+            json_decref(fail), fail = NULL;
+            if (!side && pr != PROC_OK) {
+                json_decref(names);
+                snprintf(pf->note, sizeof pf->note, "the reference worker failed during the audit");
+                return 0;
+            }
+        }
+        json_decref(names);
+        if (r->status == KBV_HACK) {
+            snprintf(pf->note, sizeof pf->note, "not timed: the audit found work outside the timed window");
+            return 0;
+        }
+    }
+
+    /* Warm-up: until clocks and caches settle (and torch.compile has compiled). */
+    int arms[ARM_COUNT], narms = 0;
+    arms[narms++] = ARM_CAND, arms[narms++] = ARM_REF;
+    if (cuda) arms[narms++] = ARM_STRICT;
+    if (c->o->compile_baseline) arms[narms++] = ARM_COMPILE;
+    progress(c, "%s", "timing: warm-up");
+    for (int a = 0; a < narms; a++) {
+        double w = cuda ? (a == 0 ? 0.3 : 0.2) : 0.05;
+        if (bench_step(c, procs[arms[a]], bench_cmd(arms[a], w, NULL), arms[a] == ARM_COMPILE ? c->o->load_timeout_s : to, &rep, &fail, &pr, err)) {
+            if (arms[a] == ARM_CAND) {
+                candidate_failure(c, cand, "timing warm-up", pr, fail, err);
+                json_decref(fail);
+                return 1;
+            }
+            if (arms[a] == ARM_COMPILE) {
+                snprintf(pf->note, sizeof pf->note, "torch.compile baseline failed: %.200s", fail ? reply_msg(fail) : err->msg);
+                json_decref(fail), fail = NULL;
+                narms--;
+                if (pr != PROC_OK) return 0;
+                continue;
+            }
+            snprintf(pf->note, sizeof pf->note, "the reference failed in timing: %.200s", fail ? reply_msg(fail) : err->msg);
+            json_decref(fail);
+            return 0;
+        }
+        json_decref(rep), rep = NULL;
+    }
+
+    /* Rounds in random order; stop on the noise of the headline ratio. */
+    enum { MAX_ROUNDS = 5000 };
+    double *ms[ARM_COUNT];
+    for (int a = 0; a < ARM_COUNT; a++) ms[a] = calloc(MAX_ROUNDS, sizeof(double));
+    double *ratio = calloc(MAX_ROUNDS, sizeof(double));
+    int rc = 0, n = 0;
+    if (!ratio || !ms[0] || !ms[1] || !ms[2] || !ms[3]) {
+        rc = kbv_seterr(err, "out of memory");
+        goto out;
+    }
+    stats_stop_rule rule = {.min_samples = 10, .max_samples = MAX_ROUNDS, .min_time_s = cuda ? 0.5 : 0.2,
+                            .max_time_s = c->o->time_budget_s > 0 ? c->o->time_budget_s : cuda ? 10 : 2,
+                            .target = cuda ? 0.005 : 0.01};
+    uint64_t rng = kbv_mix64(r->seed ^ 0x7137);
+    char save[PATH_MAX + 32];
+    double t_rounds = kbv_now();
+    stats_stop stop = STATS_CONTINUE;
+    progress(c, "%s", "timing: interleaved rounds");
+    while (stop == STATS_CONTINUE) {
+        int order[ARM_COUNT];
+        for (int a = 0; a < narms; a++) order[a] = arms[a];
+        for (int a = narms - 1; a > 0; a--) { /* Fisher-Yates */
+            rng = kbv_mix64(rng);
+            int j = (int)(rng % (uint64_t)(a + 1)), t = order[a];
+            order[a] = order[j], order[j] = t;
+        }
+        int check = n % 16 == 0 || n % 16 == 1; /* consecutive rounds: both value sets */
+        for (int q = 0; q < narms; q++) {
+            int a = order[q];
+            snprintf(save, sizeof save, "%s/cand/timed%d_", c->scratch, n);
+            if (bench_step(c, procs[a], bench_cmd(a, 0, a == ARM_CAND && check ? save : NULL), to, &rep, &fail, &pr, err)) {
+                if (a == ARM_CAND) {
+                    candidate_failure(c, cand, "a timed call", pr, fail, err);
+                    rc = 1;
+                } else {
+                    snprintf(pf->note, sizeof pf->note, "the %s failed in timing: %.200s", kArmWhat[a], fail ? reply_msg(fail) : err->msg);
+                }
+                json_decref(fail);
+                goto out;
+            }
+            json_t *v = json_array_get(json_object_get(rep, "ms"), 0);
+            ms[a][n] = v ? json_number_value(v) : 0;
+            pf->throttled += (int)json_integer_value(json_object_get(rep, "throttled"));
+            pf->cushion_expired += (int)json_integer_value(json_object_get(rep, "cushion_expired"));
+            if (a == ARM_CAND && check) {
+                char why[300];
+                pf->rechecks++;
+                if (!recheck(c, kept, nkept, rep, why, sizeof why, err)) {
+                    pf->rechecks_failed++;
+                    result_add_flag(r, "timed_output_mismatch", "hack", "a timed call's output is wrong (round %d): %s", n, why);
+                    r->status = KBV_HACK;
+                }
+            }
+            json_decref(rep), rep = NULL;
+        }
+        ratio[n] = ms[ARM_REF][n] > 0 && ms[ARM_CAND][n] > 0 ? ms[ARM_REF][n] / ms[ARM_CAND][n] : 0;
+        if (ratio[n] > 0) n++;
+        if (r->status == KBV_HACK) break;
+        if (n < 50 || n % 8 == 0) stop = stats_should_stop(&rule, ratio, (size_t)n, kbv_now() - t_rounds, &pf->noise);
+        else if (kbv_now() - t_rounds >= rule.max_time_s) stop = STATS_STOP_MAX_TIME;
+    }
+    /* The last timed output is checked too. */
+    if (r->status != KBV_HACK) {
+        snprintf(save, sizeof save, "%s/cand/timed_last_", c->scratch);
+        if (bench_step(c, cand, bench_cmd(ARM_CAND, 0, save), to, &rep, &fail, &pr, err)) {
+            candidate_failure(c, cand, "a timed call", pr, fail, err);
+            json_decref(fail);
+            rc = 1;
+            goto out;
+        }
+        char why[300];
+        pf->rechecks++;
+        if (!recheck(c, kept, nkept, rep, why, sizeof why, err)) {
+            pf->rechecks_failed++;
+            result_add_flag(r, "timed_output_mismatch", "hack", "the last timed call's output is wrong: %s", why);
+            r->status = KBV_HACK;
+        }
+        json_decref(rep), rep = NULL;
+    }
+    pf->rounds = n;
+    snprintf(pf->stop, sizeof pf->stop, "%s", stop == STATS_STOP_CONVERGED ? "converged" : stop == STATS_STOP_MAX_SAMPLES ? "max_samples"
+                                               : stop == STATS_STOP_MAX_TIME ? "max_time" : "stopped");
+    /* Rounds without the headline pair were overwritten by the next: ms[*][0..n) are paired. */
+    perf_times(ms[ARM_CAND], n, &pf->cand);
+    perf_times(ms[ARM_REF], n, &pf->ref);
+    perf_ratio(ms[ARM_REF], ms[ARM_CAND], n, r->seed ^ 0xA1, &pf->speedup);
+    if (cuda) {
+        perf_times(ms[ARM_STRICT], n, &pf->ref_strict);
+        perf_ratio(ms[ARM_STRICT], ms[ARM_CAND], n, r->seed ^ 0xA2, &pf->speedup_strict);
+    }
+    for (int a = 0; a < narms; a++)
+        if (arms[a] == ARM_COMPILE) {
+            perf_times(ms[ARM_COMPILE], n, &pf->ref_compile);
+            perf_ratio(ms[ARM_COMPILE], ms[ARM_CAND], n, r->seed ^ 0xA3, &pf->speedup_compile);
+        }
+    pf->measured = pf->speedup.measured;
+
+    /* Graph replay: device time with launch overhead gone, where the call can be captured. */
+    if (cuda && r->status != KBV_HACK) {
+        progress(c, "%s", "timing: CUDA graph replay");
+        enum { GRAPH_ROUNDS = 30 };
+        double g[2][GRAPH_ROUNDS];
+        int ok = 1;
+        for (int i = 0; i < GRAPH_ROUNDS && ok; i++)
+            for (int side = 0; side < 2 && ok; side++) {
+                kbv_proc *p = side ? ref : cand;
+                json_t *cmd = json_pack("{s:s, s:s, s:i, s:b}", "op", "bench", "arm", "graph", "n", 1, "tf32", 1);
+                if (bench_step(c, p, cmd, to, &rep, &fail, &pr, err)) {
+                    snprintf(pf->graph_note, sizeof pf->graph_note, "%s: %.160s", side ? "reference" : "candidate",
+                             fail ? reply_msg(fail) : err->msg);
+                    if (!side && pr != PROC_OK) {
+                        candidate_failure(c, cand, "graph replay", pr, fail, err);
+                        rc = 1;
+                    }
+                    json_decref(fail), fail = NULL;
+                    ok = 0;
+                    break;
+                }
+                json_t *v = json_array_get(json_object_get(rep, "ms"), 0);
+                g[side][i] = v ? json_number_value(v) : 0;
+                json_decref(rep), rep = NULL;
+            }
+        if (ok) {
+            /* The first replay of each runs cold (graph upload): drop it. */
+            perf_times(g[0] + 1, GRAPH_ROUNDS - 1, &pf->cand_graph);
+            perf_times(g[1] + 1, GRAPH_ROUNDS - 1, &pf->ref_graph);
+            perf_ratio(g[1] + 1, g[0] + 1, GRAPH_ROUNDS - 1, r->seed ^ 0xA4, &pf->speedup_graph);
+        }
+    }
+out:
+    json_decref(rep);
+    for (int a = 0; a < ARM_COUNT; a++) free(ms[a]);
+    free(ratio);
+    pf->time_s = kbv_now() - t_start;
+    return rc;
+}
+
 static void run_verified(eval_ctx *c, kbv_err *err) {
     kbv_result *r = c->r;
     kbv_proc ref, cand;
     json_t *rep = NULL, *fail = NULL;
     proc_result pr;
-    int ref_up = 0, cand_up = 0, cand_failed = 0;
-    memset(&ref, 0, sizeof ref), memset(&cand, 0, sizeof cand);
+    int ref_up = 0, cand_up = 0, cand_failed = 0, nkept = 0;
+    kept_case kept[2];
+    memset(&ref, 0, sizeof ref), memset(&cand, 0, sizeof cand), memset(kept, 0, sizeof kept);
     progress(c, "starting the reference worker (%s)", r->device);
     int s = start_and_load(c, &ref, "reference", 0, &rep, &pr, &fail, err);
     if (s < 0) goto internal;
@@ -823,7 +1170,15 @@ cases:;
                 cand_failed = 1;
                 break;
             }
-            ref_runs_free(&rr);
+            /* The first two passed cases are the timing's input sets (their oracles re-check
+             * the timed outputs). */
+            if (kc->passed && nkept < 2 && !rr.mutates_inputs) {
+                kept[nkept].rr = rr;
+                kept[nkept].ci = ci, kept[nkept].dist = kDistCode[di], kept[nkept].dom = dom, kept[nkept].seed = kc->seed;
+                nkept++;
+            } else {
+                ref_runs_free(&rr);
+            }
         }
     }
     if (r->status == KBV_PROBLEM_ERROR || cand_failed) goto done;
@@ -842,6 +1197,15 @@ cases:;
         if (strcmp(kc->distribution, "nominal") == 0) r->status = KBV_INCORRECT;
         else if (r->status == KBV_VERIFIED) r->status = KBV_OVERFIT;
     }
+    if (r->status == KBV_VERIFIED && c->o->timing) {
+        int t = run_timing(c, &ref, &cand, kept, nkept, err);
+        if (t < 0) goto internal;
+        cand_failed = t > 0;
+    } else if (!c->o->timing) {
+        snprintf(r->perf.note, sizeof r->perf.note, "timing off (--no-timing)");
+    } else {
+        snprintf(r->perf.note, sizeof r->perf.note, "not timed: only verified candidates are");
+    }
     goto done;
 internal:
     if (!err->msg[0]) kbv_seterr(err, "out of memory");
@@ -849,6 +1213,7 @@ internal:
     result_add_error(r, "kbv failed: %s", err->msg);
 done:
     json_decref(rep), json_decref(fail);
+    for (int k = 0; k < nkept; k++) ref_runs_free(&kept[k].rr);
     if (cand_up) finish_candidate(c, &cand, cand_failed || r->status != KBV_VERIFIED), proc_free(&cand);
     (void)0;
     if (ref_up) {
@@ -883,8 +1248,9 @@ static void run_standard(eval_ctx *c, int only, kbv_err *err) {
     char prefix[PATH_MAX + 32];
     snprintf(prefix, sizeof prefix, "%s/std/t", c->scratch);
     if (s == 0) {
-        pr = step(&w, json_pack("{s:s, s:s, s:i}", "op", "standard", "prefix", prefix, "trials", st->trials),
-                  c->o->timeout_s * st->trials, &rep, err);
+        int tt = c->o->timing ? c->o->standard_trials : 0;
+        pr = step(&w, json_pack("{s:s, s:s, s:i, s:i}", "op", "standard", "prefix", prefix, "trials", st->trials, "time_trials", tt),
+                  c->o->timeout_s * (st->trials + (tt > 0)), &rep, err);
         if (pr != PROC_OK || !json_is_true(json_object_get(rep, "ok"))) fail = rep, rep = NULL;
     }
     if (fail || pr != PROC_OK) {
@@ -900,7 +1266,13 @@ static void run_standard(eval_ctx *c, int only, kbv_err *err) {
         proc_kill(&w), proc_free(&w);
         return;
     }
-    json_t *trials = json_object_get(rep, "trials");
+    json_t *trials = json_object_get(rep, "trials"), *tm = json_object_get(rep, "time_ms");
+    if (tm) {
+        st->timed = 1;
+        st->time_ref_ms = json_number_value(json_object_get(tm, "reference"));
+        st->time_cand_ms = json_number_value(json_object_get(tm, "candidate"));
+        st->time_trials = (int)json_integer_value(json_object_get(tm, "trials"));
+    }
     st->correct = 1;
     for (size_t t = 0; t < json_array_size(trials); t++) {
         const json_t *tr = json_array_get(trials, t);

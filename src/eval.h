@@ -5,7 +5,11 @@
  * generator) and runs the float64 oracle, the TF32 baseline and the strict fp32 run; the
  * candidate worker, a separate process that never sees those outputs, makes the same inputs
  * itself and runs the candidate twice under different poison. kbv judges every output in C.
- * Standard protocol: KernelBench's own check, in one process, in a third worker.
+ * Then, for a verified candidate, the timing (docs/timing.md): both workers stay alive, a
+ * CUPTI audit of one call each, then rounds in random order of the candidate, the reference
+ * with TF32 (the headline baseline), the strict reference and optionally torch.compile; the
+ * speedup is the median of per-round ratios with a bootstrap CI; timed outputs are re-checked.
+ * Standard protocol: KernelBench's own check and timing, in one process, in a third worker.
  */
 #ifndef KBV_EVAL_H
 #define KBV_EVAL_H
@@ -34,6 +38,10 @@ typedef struct eval_opts {
     size_t capture_cap;        /* bytes of each output stream kept */
     int keep_scratch;
     int verbose;               /* progress on stderr */
+    int timing;                /* time verified candidates (default 1; --no-timing) */
+    double time_budget_s;      /* cap on the timed rounds, seconds; 0: 10 on a GPU, 2 on the CPU */
+    int compile_baseline;      /* also time torch.compile(reference) */
+    int standard_trials;       /* KernelBench's timing trials in the standard protocol (0: none) */
 } eval_opts;
 
 enum { EVAL_VERIFIED = 1, EVAL_STANDARD = 2, EVAL_BOTH = 3 };

@@ -57,6 +57,11 @@ static void usage_eval(FILE *f) {
             "  --protocol P            verified (default), standard (KernelBench's check), or both\n"
             "  --standard-tol T        the standard protocol's atol = rtol (default 1e-4 fp32, 1e-2 fp16/bf16;\n"
             "                          1e-2 reproduces KernelBench v0.1)\n"
+            "  --no-timing             judge correctness only: no speedup, audit or memory figures\n"
+            "  --time-budget SECONDS   cap on the timed rounds (default 10 on a GPU, 2 on the CPU;\n"
+            "                          the noise rule stops most sooner)\n"
+            "  --compile-baseline      also time torch.compile(reference) (compile time excluded)\n"
+            "  --standard-trials N     KernelBench's timing trials in the standard protocol (default 100)\n"
             "  --json FILE|-           write the result as one JSON object to FILE, or stdout with '-'\n"
             "                          (the readable summary then goes to stderr)\n"
             "  --cache-dir DIR         compile cache for load_inline (default ~/.cache/kbv/torch_extensions)\n"
@@ -175,6 +180,24 @@ static int cmd_eval(int argc, char **argv, int check) {
                 return EXIT_USAGE;
             }
             o.standard_tol = v;
+        } else if (strcmp(a, "--no-timing") == 0) {
+            o.timing = 0;
+        } else if (strcmp(a, "--compile-baseline") == 0) {
+            o.compile_baseline = 1;
+        } else if (strcmp(a, "--time-budget") == 0) {
+            NEED_VALUE();
+            if (parse_num(val, 0.01, 3600, &v) < 0) {
+                fprintf(stderr, "kbv eval: --time-budget needs seconds between 0.01 and 3600, not '%s'\n", val);
+                return EXIT_USAGE;
+            }
+            o.time_budget_s = v;
+        } else if (strcmp(a, "--standard-trials") == 0) {
+            NEED_VALUE();
+            if (parse_num(val, 0, 100000, &v) < 0 || v != (int)v) {
+                fprintf(stderr, "kbv eval: --standard-trials needs an integer from 0 to 100000, not '%s'\n", val);
+                return EXIT_USAGE;
+            }
+            o.standard_trials = (int)v;
         } else if (strcmp(a, "--json") == 0) {
             NEED_VALUE();
             json_path = val;

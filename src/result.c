@@ -20,6 +20,9 @@ void result_init(kbv_result *r) {
     kbv_buf_init(&r->errors);
     r->klass = -1;
     snprintf(r->protocol, sizeof r->protocol, "verified");
+    kbv_memory *m = &r->memory;
+    m->peak_cand = m->peak_ref = m->torch_peak_cand = m->torch_peak_ref = -1;
+    m->pers_cand = m->pers_ref = m->torch_pers_cand = m->torch_pers_ref = -1;
 }
 
 void result_free(kbv_result *r) {
@@ -27,6 +30,7 @@ void result_free(kbv_result *r) {
     kbv_buf_free(&r->errors);
     free(r->candidate_stdout), free(r->candidate_stderr), free(r->reference_stderr);
     json_decref(r->inputs);
+    json_decref(r->audit_cand), json_decref(r->audit_ref);
     memset(r, 0, sizeof *r);
 }
 
@@ -85,6 +89,52 @@ static json_t *file_json(const kbv_file_id *f) {
                      f->sha256[0] ? json_string(f->sha256) : json_null());
 }
 
+static json_t *times_json(const kbv_times *t) {
+    if (!t->n) return json_null();
+    return json_pack("{s:f, s:f, s:f, s:f, s:i}", "median", t->median, "q1", t->q1, "q3", t->q3, "mean", t->mean, "samples", t->n);
+}
+
+static json_t *ratio_json(const kbv_ratio *q) {
+    if (!q->measured) return json_null();
+    return json_pack("{s:f, s:[f, f]}", "value", q->value, "ci95", q->lo, q->hi);
+}
+
+static json_t *bytes(long long b) { return b >= 0 ? json_integer(b) : json_null(); }
+
+static json_t *bytes_ratio(long long a, long long b) {
+    return a >= 0 && b > 0 ? json_real((double)a / (double)b) : json_null();
+}
+
+static json_t *perf_json(const kbv_result *r) {
+    const kbv_perf *p = &r->perf;
+    json_t *o = json_object();
+    json_object_set_new(o, "speedup", ratio_json(&p->speedup));
+    json_object_set_new(o, "speedup_strict", ratio_json(&p->speedup_strict));
+    json_object_set_new(o, "speedup_compile", ratio_json(&p->speedup_compile));
+    json_object_set_new(o, "speedup_graph", ratio_json(&p->speedup_graph));
+    json_object_set_new(o, "time_ms", json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "candidate", times_json(&p->cand), "reference",
+                                                times_json(&p->ref), "reference_strict", times_json(&p->ref_strict),
+                                                "reference_compile", times_json(&p->ref_compile), "candidate_graph",
+                                                times_json(&p->cand_graph), "reference_graph", times_json(&p->ref_graph)));
+    json_object_set_new(o, "timing", json_pack("{s:b, s:o, s:s, s:i, s:s, s:f, s:i, s:i, s:i, s:i, s:o, s:f}", "measured", p->measured,
+                                               "note", p->note[0] ? text(p->note) : json_null(), "clock", p->clock,
+                                               "rounds", p->rounds, "stop", p->stop, "noise", p->noise, "throttled_discarded",
+                                               p->throttled, "cushion_expired", p->cushion_expired, "rechecks", p->rechecks,
+                                               "rechecks_failed", p->rechecks_failed, "graph_note",
+                                               p->graph_note[0] ? text(p->graph_note) : json_null(), "time_s", p->time_s));
+    const kbv_memory *m = &r->memory;
+    json_object_set_new(o, "memory", json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:{s:o, s:o, s:o, s:o}}", "peak_bytes_candidate",
+                                               bytes(m->peak_cand), "peak_bytes_reference", bytes(m->peak_ref), "peak_ratio",
+                                               bytes_ratio(m->peak_cand, m->peak_ref), "persistent_bytes_candidate",
+                                               bytes(m->pers_cand), "persistent_bytes_reference", bytes(m->pers_ref),
+                                               "persistent_ratio", bytes_ratio(m->pers_cand, m->pers_ref), "torch",
+                                               "peak_bytes_candidate", bytes(m->torch_peak_cand), "peak_bytes_reference",
+                                               bytes(m->torch_peak_ref), "persistent_bytes_candidate", bytes(m->torch_pers_cand),
+                                               "persistent_bytes_reference", bytes(m->torch_pers_ref)));
+    json_object_set_new(o, "audit", json_pack("{s:O?, s:O?}", "candidate", r->audit_cand, "reference", r->audit_ref));
+    return o;
+}
+
 json_t *result_to_json(const kbv_result *r) {
     json_t *o = json_object();
     json_object_set_new(o, "status", json_string(kbv_status_name(r->status)));
@@ -134,13 +184,23 @@ json_t *result_to_json(const kbv_result *r) {
     if (r->inputs) json_object_set(o, "inputs", r->inputs);
     if (strcmp(r->protocol, "standard") != 0)
         json_object_set_new(o, "weights", json_pack("{s:b, s:b}", "matched", r->weights_matched, "loaded", r->weights_loaded));
+    if (strcmp(r->protocol, "standard") != 0) {
+        json_t *pj = perf_json(r);
+        json_object_update(o, pj);
+        json_decref(pj);
+    }
     if (r->standard.ran) {
         const kbv_standard *st = &r->standard;
-        json_object_set_new(o, "standard",
-                            json_pack("{s:b, s:s, s:f, s:i, s:i, s:f, s:o}", "correct", st->correct, "status",
-                                      kbv_status_name(st->status), "tolerance", st->tolerance, "trials", st->trials,
-                                      "trials_passed", st->trials_passed, "max_abs_err", st->max_abs_err, "detail",
-                                      text(st->detail)));
+        json_t *sj = json_pack("{s:b, s:s, s:f, s:i, s:i, s:f, s:o}", "correct", st->correct, "status",
+                               kbv_status_name(st->status), "tolerance", st->tolerance, "trials", st->trials,
+                               "trials_passed", st->trials_passed, "max_abs_err", st->max_abs_err, "detail", text(st->detail));
+        /* KernelBench's speedup: the mean of its trials, reference / candidate, correct only. */
+        json_object_set_new(sj, "speedup", st->timed && st->correct && st->time_cand_ms > 0
+                                               ? json_real(st->time_ref_ms / st->time_cand_ms) : json_null());
+        json_object_set_new(sj, "time_ms", st->timed ? json_pack("{s:f, s:f, s:i}", "reference", st->time_ref_ms, "candidate",
+                                                                 st->time_cand_ms, "trials", st->time_trials)
+                                                     : json_null());
+        json_object_set_new(o, "standard", sj);
     }
     json_object_set_new(o, "wall_s", json_real(r->wall_s));
     return o;
@@ -178,10 +238,30 @@ void result_print(const kbv_result *r, FILE *f) {
                     c->detail);
     }
     if (r->klass >= 0) fprintf(f, "  accuracy   %s\n", class_name(r->klass));
+    const kbv_perf *pf = &r->perf;
+    if (pf->measured) {
+        fprintf(f, "  speedup    %.3fx [%.3f, %.3f] vs PyTorch%s (%d rounds, %s)\n", pf->speedup.value, pf->speedup.lo,
+                pf->speedup.hi, strcmp(r->device, "cuda") == 0 ? " eager, TF32 on" : "", pf->rounds, pf->stop);
+        if (pf->speedup_strict.measured)
+            fprintf(f, "             %.3fx vs PyTorch fp32 strict (TF32 off)\n", pf->speedup_strict.value);
+        if (pf->speedup_compile.measured) fprintf(f, "             %.3fx vs torch.compile\n", pf->speedup_compile.value);
+        fprintf(f, "  time       candidate %.4g ms, reference %.4g ms (medians, %s)\n", pf->cand.median, pf->ref.median, pf->clock);
+        if (pf->cand_graph.n && pf->ref_graph.n)
+            fprintf(f, "             graph replay: candidate %.4g ms, reference %.4g ms\n", pf->cand_graph.median, pf->ref_graph.median);
+    } else if (pf->note[0]) {
+        fprintf(f, "  speedup    not measured: %s\n", pf->note);
+    }
+    const kbv_memory *m = &r->memory;
+    if (m->peak_cand >= 0 && m->peak_ref >= 0)
+        fprintf(f, "  memory     peak over the call: candidate %lld B, reference %lld B (CUPTI); torch: %lld B, %lld B\n",
+                m->peak_cand, m->peak_ref, m->torch_peak_cand, m->torch_peak_ref);
     if (r->standard.ran)
         fprintf(f, "  standard   %s (KernelBench's check: %d of %d trials within %g)%s%s\n",
                 r->standard.correct ? "correct" : "incorrect", r->standard.trials_passed, r->standard.trials,
                 r->standard.tolerance, r->standard.detail[0] ? "; " : "", r->standard.detail);
+    if (r->standard.timed && r->standard.correct && r->standard.time_cand_ms > 0)
+        fprintf(f, "             KernelBench's speedup %.3fx (mean of %d trials, TF32 off)\n",
+                r->standard.time_ref_ms / r->standard.time_cand_ms, r->standard.time_trials);
     for (int i = 0; i < r->nflags; i++)
         fprintf(f, "  flag [%s] %s: %s\n", r->flags[i].severity, r->flags[i].id, r->flags[i].message);
     if (r->errors.len) {

@@ -45,6 +45,41 @@ typedef struct kbv_case {
     char detail[320];      /* why it failed; empty if passed */
 } kbv_case;
 
+/* Milliseconds of one arm's samples. */
+typedef struct kbv_times {
+    int n;
+    double median, q1, q3, mean;
+} kbv_times;
+
+/* A speedup: the median of per-round reference/candidate ratios and its bootstrap 95% CI. */
+typedef struct kbv_ratio {
+    int measured;
+    double value, lo, hi;
+} kbv_ratio;
+
+typedef struct kbv_perf {
+    int measured;            /* the timed rounds ran */
+    char note[300];          /* why timing did not run, or what limited it */
+    char clock[16];          /* "cuda_events" or "cpu_monotonic" */
+    kbv_times cand, ref, ref_strict, ref_compile, cand_graph, ref_graph;
+    kbv_ratio speedup;       /* vs the reference as the baseline runs it (TF32 on) */
+    kbv_ratio speedup_strict, speedup_compile, speedup_graph;
+    int rounds;
+    char stop[24];           /* converged, max_samples, max_time */
+    double noise;            /* relative half-width of the speedup's CI when it stopped */
+    int throttled, cushion_expired, rechecks, rechecks_failed;
+    char graph_note[200];    /* why there is no graph-replay figure */
+    double time_s;           /* wall time of the timing phase */
+} kbv_perf;
+
+/* Device memory, bytes; -1 where not measured. */
+typedef struct kbv_memory {
+    long long peak_cand, peak_ref;             /* CUPTI: peak over the call minus the footprint before it */
+    long long torch_peak_cand, torch_peak_ref; /* torch: max_memory_allocated over the call minus before */
+    long long pers_cand, pers_ref;             /* CUPTI: footprint after construction minus before */
+    long long torch_pers_cand, torch_pers_ref;
+} kbv_memory;
+
 typedef struct kbv_standard {
     int ran;               /* the standard protocol was run */
     int correct;           /* KernelBench would call the candidate correct */
@@ -53,6 +88,9 @@ typedef struct kbv_standard {
     int trials, trials_passed;
     double max_abs_err;
     char detail[400];
+    int timed;             /* KernelBench's timing ran: mean of the trials, TF32 off */
+    int time_trials;
+    double time_ref_ms, time_cand_ms;
 } kbv_standard;
 
 typedef struct kbv_flag {
@@ -88,6 +126,9 @@ typedef struct kbv_result {
     int weights_matched;    /* the candidate's state_dict has the reference's names and shapes */
     int weights_loaded;     /* ...but other values, so the reference's were loaded into it */
     kbv_standard standard;
+    kbv_perf perf;
+    kbv_memory memory;
+    json_t *audit_cand, *audit_ref; /* the CUPTI audit of one call each (worker replies) */
     double wall_s;          /* whole evaluation, seconds */
 } kbv_result;
 

@@ -20,20 +20,12 @@
 #include "../probe.h"
 #include "../proto.h"
 #include "../tensor.h"
+#include "../gpu/audit.h"
+#include "../gpu/timer.h"
 #include "dl.h"
 #include "py.h"
+#include "worker.h"
 
-typedef struct worker {
-    int cuda;            /* device is cuda:0 */
-    dl_ctx dl;
-    PyObject *problem;   /* the problem module */
-    PyObject *candidate; /* the candidate module, if loaded */
-    PyObject *model;     /* the built model */
-    PyObject *oracle;    /* a float64 deep copy of the model, made on first use */
-    PyObject *inputs;    /* the current case's inputs (a tuple), made by gen_inputs */
-    PyObject *nominal;   /* get_inputs() under nominal_seed, kept: it can take seconds */
-    unsigned long long nominal_seed;
-} worker;
 
 static void reply(json_t *msg) {
     kbv_err err;
@@ -45,7 +37,7 @@ static void reply(json_t *msg) {
 }
 
 /* The pending Python exception as a failure reply of the given kind ("exit" for SystemExit). */
-static json_t *fail_python(const char *kind, const char *context) {
+json_t *fail_python(const char *kind, const char *context) {
     kbv_err err = {{0}};
     char *tb = NULL, msg[1200];
     int is_exit = 0;
@@ -116,7 +108,7 @@ static json_t *cmd_load(worker *w, const json_t *cmd, int candidate) {
     return r;
 }
 
-static int seed_torch(worker *w, unsigned long long seed) {
+int seed_torch(worker *w, unsigned long long seed) {
     PyObject *r = PyObject_CallMethod(w->dl.torch, "manual_seed", "K", seed);
     Py_XDECREF(r);
     return r ? 0 : -1;
@@ -125,7 +117,7 @@ static int seed_torch(worker *w, unsigned long long seed) {
 /* class(*get_init_inputs()) on the device, with torch seeded before both calls (KernelBench's
  * order). Returns a new reference, or NULL with the Python error pending and *at_init set
  * when get_init_inputs() itself failed (the problem's fault, not the class's). */
-static PyObject *construct(worker *w, int cand, unsigned long long seed, int *at_init) {
+PyObject *construct(worker *w, int cand, unsigned long long seed, int *at_init) {
     *at_init = 1;
     if (seed_torch(w, seed) < 0) return NULL;
     PyObject *init = PyObject_CallMethod(w->problem, "get_init_inputs", NULL);
@@ -156,6 +148,8 @@ static json_t *cmd_build(worker *w, const json_t *cmd) {
     if (!w->problem || (cand && !w->candidate)) return proto_fail("protocol", "build before load", NULL);
     Py_CLEAR(w->model);
     Py_CLEAR(w->oracle);
+    long long cupti0, torch0, cupti1, torch1;
+    memory_mark(w, &cupti0, &torch0);
     PyObject *model = construct(w, cand, (unsigned long long)seed, &at_init);
     if (!model)
         return at_init ? fail_python("problem", "get_init_inputs()")
@@ -168,12 +162,16 @@ static json_t *cmd_build(worker *w, const json_t *cmd) {
     Py_DECREF(r);
     w->model = model;
     if (w->cuda && gpu_sync(&err) < 0) return proto_fail("cuda", err.msg, NULL);
-    return proto_ok();
+    memory_mark(w, &cupti1, &torch1);
+    json_t *rep = proto_ok();
+    if (cupti0 >= 0 && cupti1 >= 0) json_object_set_new(rep, "persistent_bytes", json_integer(cupti1 - cupti0));
+    if (torch0 >= 0 && torch1 >= 0) json_object_set_new(rep, "torch_persistent_bytes", json_integer(torch1 - torch0));
+    return rep;
 }
 
 /* forward's result as a sequence of values: a tensor alone becomes a 1-tuple. NULL (and
  * *why set) for anything but a tensor, a tuple or a list. Steals out. */
-static PyObject *output_seq(worker *w, PyObject *out, char *why, size_t whylen) {
+PyObject *output_seq(worker *w, PyObject *out, char *why, size_t whylen) {
     PyObject *seq = NULL;
     if (PyObject_IsInstance(out, w->dl.tensor_type) == 1) seq = PyTuple_Pack(1, out);
     else if (PyTuple_Check(out) || PyList_Check(out)) seq = (Py_INCREF(out), out);
@@ -207,7 +205,7 @@ static json_t *tensor_desc(const char *path, const kbv_tensor *t) {
 }
 
 /* Save each element of a sequence of tensors/scalars; kind names who is at fault. */
-static json_t *save_values(worker *w, PyObject *seq, const char *prefix, const char *kind, const char *what) {
+json_t *save_values(worker *w, PyObject *seq, const char *prefix, const char *kind, const char *what) {
     json_t *list = json_array();
     Py_ssize_t n = PySequence_Size(seq);
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -257,7 +255,7 @@ static json_t *save_values(worker *w, PyObject *seq, const char *prefix, const c
 static const char *devname(const worker *w) { return w->cuda ? "cuda" : "cpu"; }
 
 /* A tensor moved to the device and made contiguous; other values as they are. */
-static PyObject *to_device(worker *w, PyObject *v) {
+PyObject *to_device(worker *w, PyObject *v) {
     if (PyObject_IsInstance(v, w->dl.tensor_type) != 1) return Py_INCREF(v), v;
     /* Always a fresh copy: kept nominal inputs must not be changed by the model. */
     PyObject *d = PyObject_CallMethod(v, "to", "s", devname(w));
@@ -268,7 +266,7 @@ static PyObject *to_device(worker *w, PyObject *v) {
 }
 
 /* get_inputs() under a torch seed, as a new list (NULL with the Python error pending). */
-static PyObject *nominal_inputs(worker *w, unsigned long long seed) {
+PyObject *nominal_inputs(worker *w, unsigned long long seed) {
     if (seed_torch(w, seed) < 0) return NULL;
     PyObject *xs = PyObject_CallMethod(w->problem, "get_inputs", NULL);
     if (!xs) return NULL;
@@ -465,14 +463,10 @@ static json_t *input_prints(worker *w, kbv_err *err) {
     return a;
 }
 
-static json_t *cmd_gen_inputs(worker *w, const json_t *cmd) {
-    json_t *specs = json_object_get(cmd, "inputs");
-    long long seed = 0;
+/* A case's inputs from their specs: a new tuple in *out, or NULL and a failure reply. */
+json_t *make_inputs(worker *w, const json_t *specs, long long seed, PyObject **out) {
     kbv_err err = {{0}};
-    if (!json_is_array(specs) || proto_get_int(cmd, "seed", &seed, &err) < 0)
-        return proto_fail("protocol", err.msg[0] ? err.msg : "gen_inputs needs inputs", NULL);
-    if (!w->problem) return proto_fail("protocol", "gen_inputs before load_problem", NULL);
-    Py_CLEAR(w->inputs);
+    *out = NULL;
     size_t n = json_array_size(specs);
     PyObject *tuple = PyTuple_New((Py_ssize_t)n), *nominal = NULL;
     if (!tuple) return fail_python("python", "gen_inputs");
@@ -511,6 +505,21 @@ static json_t *cmd_gen_inputs(worker *w, const json_t *cmd) {
         PyTuple_SET_ITEM(tuple, (Py_ssize_t)j, v);
     }
     Py_XDECREF(nominal);
+    *out = tuple;
+    return NULL;
+}
+
+static json_t *cmd_gen_inputs(worker *w, const json_t *cmd) {
+    json_t *specs = json_object_get(cmd, "inputs");
+    long long seed = 0;
+    kbv_err err = {{0}};
+    if (!json_is_array(specs) || proto_get_int(cmd, "seed", &seed, &err) < 0)
+        return proto_fail("protocol", err.msg[0] ? err.msg : "gen_inputs needs inputs", NULL);
+    if (!w->problem) return proto_fail("protocol", "gen_inputs before load_problem", NULL);
+    Py_CLEAR(w->inputs);
+    PyObject *tuple;
+    json_t *fail = make_inputs(w, specs, seed, &tuple);
+    if (fail) return fail;
     w->inputs = tuple;
     json_t *fps = input_prints(w, &err);
     if (!fps) return proto_fail(w->cuda ? "cuda" : "io", err.msg, NULL);
@@ -519,7 +528,7 @@ static json_t *cmd_gen_inputs(worker *w, const json_t *cmd) {
     return r;
 }
 
-static int set_tf32(worker *w, int on) {
+int set_tf32(worker *w, int on) {
     PyObject *backends = PyObject_GetAttrString(w->dl.torch, "backends");
     PyObject *cuda = backends ? PyObject_GetAttrString(backends, "cuda") : NULL;
     PyObject *matmul = cuda ? PyObject_GetAttrString(cuda, "matmul") : NULL;
@@ -735,6 +744,29 @@ static json_t *cmd_standard(worker *w, const json_t *cmd) {
         if (fail) json_decref(trial);
         else json_array_append_new(list, trial);
     }
+    /* KernelBench's timing: get_inputs() under seed 42, 3 warm-ups, the mean of the trials,
+     * the reference first. */
+    long long time_trials = json_integer_value(json_object_get(cmd, "time_trials"));
+    double mean[2] = {0, 0};
+    if (!fail && time_trials > 0) {
+        PyObject *xs = nominal_inputs(w, 42);
+        PyObject *args = xs ? PyTuple_New(PyList_GET_SIZE(xs)) : NULL;
+        for (Py_ssize_t j = 0; args && j < PyList_GET_SIZE(xs); j++) {
+            PyObject *v = to_device(w, PyList_GET_ITEM(xs, j));
+            if (!v) {
+                Py_CLEAR(args);
+                break;
+            }
+            PyTuple_SET_ITEM(args, j, v);
+        }
+        Py_XDECREF(xs);
+        if (!args) fail = fail_python("problem", "get_inputs()");
+        for (int m = 0; m < 2 && !fail; m++) {
+            fail = standard_time(w, models[m], args, 3, (int)time_trials, &mean[m]);
+            if (fail && m == 0) json_object_set_new(fail, "kind", json_string("problem"));
+        }
+        Py_XDECREF(args);
+    }
     Py_DECREF(models[0]), Py_DECREF(models[1]);
     free(seeds);
     if (fail) {
@@ -743,6 +775,8 @@ static json_t *cmd_standard(worker *w, const json_t *cmd) {
     }
     json_t *r = proto_ok();
     json_object_set_new(r, "trials", list);
+    if (time_trials > 0)
+        json_object_set_new(r, "time_ms", json_pack("{s:f, s:f, s:I}", "reference", mean[0], "candidate", mean[1], "trials", (json_int_t)time_trials));
     return r;
 }
 
@@ -881,6 +915,11 @@ int main(int argc, char **argv) {
     if (!device || (strcmp(device, "cpu") != 0 && strcmp(device, "cuda") != 0)) return usage(stderr), 2;
     worker w = {0};
     w.cuda = strcmp(device, "cuda") == 0;
+    /* Fixed malloc thresholds: glibc's dynamic ones depend on what a process freed before, so
+     * two workers running the same code would take large buffers from the heap in one and
+     * from fresh (page-faulting) mmaps in the other, and time differently. */
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
     kbv_err err = {{0}};
     if (py_start(&err) < 0) {
         reply(proto_fail("worker", err.msg, NULL));
@@ -891,6 +930,14 @@ int main(int argc, char **argv) {
     PyObject *r = fh ? PyObject_CallMethod(fh, "enable", NULL) : NULL;
     Py_XDECREF(r), Py_XDECREF(fh);
     PyErr_Clear();
+    /* CUPTI before torch: every device allocation from the first one on is recorded. */
+    if (w.cuda && audit_available()) {
+        if (audit_start(&err) < 0) {
+            reply(proto_fail("cuda", err.msg, NULL));
+            return 70;
+        }
+        w.audit = 1;
+    }
     if (dl_init(&w.dl, w.cuda, &err) < 0) {
         reply(proto_fail("worker", err.msg, NULL));
         return 70;
@@ -937,6 +984,9 @@ int main(int argc, char **argv) {
         else if (strcmp(op, "save_state") == 0) res = cmd_save_state(&w, cmd);
         else if (strcmp(op, "load_state") == 0) res = cmd_load_state(&w, cmd);
         else if (strcmp(op, "forward") == 0) res = cmd_forward(&w, cmd);
+        else if (strcmp(op, "bench_setup") == 0) res = cmd_bench_setup(&w, cmd);
+        else if (strcmp(op, "bench") == 0) res = cmd_bench(&w, cmd);
+        else if (strcmp(op, "audit") == 0) res = cmd_audit(&w, cmd);
         else if (strcmp(op, "quit") == 0) {
             json_decref(cmd);
             reply(proto_ok());

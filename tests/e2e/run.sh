@@ -156,6 +156,33 @@ else not_ok "timeout" "took $((SECONDS - t0)) s"; fi
 if [ "$(jq -r .status "$tmp/default.json")" = verified ]; then ok "kbv eval with no files evaluates the built-in example"
 else not_ok "default" "$(jq -r .errors "$tmp/default.json" 2>/dev/null)"; fi
 
+# --- timing on the CPU clock (the GPU path is tests/gpu) -----------------------------------
+"$KBV" eval "$P" "$HONEST" --device cpu --seed 5 --cases 1 --protocol both --json "$tmp/time.json" --quiet >/dev/null 2>&1
+if jq -e '.status == "verified" and .timing.measured == true and .timing.clock == "cpu_monotonic" and
+    .timing.rounds >= 10 and .timing.rechecks >= 2 and .timing.rechecks_failed == 0 and
+    (.speedup.value > 0) and (.speedup.ci95[0] <= .speedup.value and .speedup.value <= .speedup.ci95[1]) and
+    (.time_ms.candidate | .samples >= 10 and .q1 <= .median and .median <= .q3) and
+    (.time_ms.reference.samples == .time_ms.candidate.samples) and .time_ms.reference_strict == null and
+    .memory.peak_bytes_candidate == null and .audit.candidate == null and
+    (.standard.speedup > 0) and .standard.time_ms.trials == 100' "$tmp/time.json" >/dev/null; then
+    ok "timing: speedup with its CI, quartiles, re-checked outputs, KernelBench's speedup beside it"
+else not_ok "timing fields" "$(jq -c '{status, speedup, time_ms, timing, standard}' "$tmp/time.json")"; fi
+# A/A: the reference itself as the candidate is about as fast as the reference.
+{ cat "$P"; printf '\nModelNew = Model\n'; } >"$tmp/aa.py"
+"$KBV" eval "$P" "$tmp/aa.py" --device cpu --seed 5 --cases 1 --json "$tmp/aa.json" --quiet >/dev/null 2>&1
+if jq -e '.status == "verified" and .speedup.value > 0.5 and .speedup.value < 2' "$tmp/aa.json" >/dev/null; then
+    ok "A/A: the reference against a copy of itself measures $(jq -r '.speedup.value * 1000 | round / 1000' "$tmp/aa.json")x"
+else not_ok "A/A" "$(jq -c '{status, speedup, errors}' "$tmp/aa.json")"; fi
+"$KBV" eval "$P" "$HONEST" --device cpu --seed 5 --cases 1 --no-timing --json "$tmp/nt.json" --quiet >/dev/null 2>&1
+if jq -e '.status == "verified" and .speedup == null and .timing.measured == false and (.timing.note | test("no-timing"))' \
+    "$tmp/nt.json" >/dev/null; then ok "--no-timing judges correctness only"
+else not_ok "--no-timing" "$(jq -c '{status, speedup, timing}' "$tmp/nt.json")"; fi
+"$KBV" eval "$P" examples/candidates/broken/wrong_values.py --device cpu --seed 5 --cases 1 --json "$tmp/wv.json" --quiet >/dev/null 2>&1
+if jq -e '.status == "incorrect" and .speedup == null and (.timing.note | test("verified"))' "$tmp/wv.json" >/dev/null; then
+    ok "an incorrect candidate is not timed, and the result says why"
+else not_ok "incorrect not timed" "$(jq -c '{status, speedup, timing}' "$tmp/wv.json")"; fi
+check_usage "bad time budget" "--time-budget needs" eval "$P" "$HONEST" --time-budget 0
+check_usage "bad standard trials" "--standard-trials needs" eval "$P" "$HONEST" --standard-trials 1.5
 # --- a missing worker is exit 4 ---------------------------------------------------------------
 KBV_WORKER=/nonexistent/kbv-worker "$KBV" eval "$P" "$HONEST" --device cpu >/dev/null 2>"$tmp/stderr"
 rc=$?

@@ -1,0 +1,432 @@
+/* bench.c -- kbv-worker's timing, graph replay and CUPTI audit commands (docs/timing.md).
+ *
+ * The worker times only its own calls; kbv decides the order of the two workers' samples,
+ * when to stop, and every statistic. Each sample runs the call on the timing input set the
+ * sample counter picks: two sets of addresses ("slots") and two sets of values, rotated so
+ * that the call sees new values at the same addresses and at new ones.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../gpu/audit.h"
+#include "../gpu/gpu.h"
+#include "../gpu/timer.h"
+#include "../proto.h"
+#include "worker.h"
+
+typedef struct call_ctx {
+    PyObject *callable, *args; /* args NULL: called without arguments */
+    PyObject *out;             /* the last call's result */
+} call_ctx;
+
+static int do_call(void *p) {
+    call_ctx *c = p;
+    c->out = c->args ? PyObject_CallObject(c->callable, c->args) : PyObject_CallNoArgs(c->callable);
+    return c->out ? 0 : -1;
+}
+
+static PyObject *torch_cuda(worker *w) { return PyObject_GetAttrString(w->dl.torch, "cuda"); }
+
+/* Make kbv's stream (or the default one, on == 0) torch's current stream. */
+static int use_stream(worker *w, int on) {
+    if (!w->cuda) return 0;
+    PyObject *cu = torch_cuda(w);
+    PyObject *s = NULL;
+    if (cu && on) s = (Py_INCREF(w->stream), w->stream);
+    else if (cu) s = PyObject_CallMethod(cu, "default_stream", NULL);
+    PyObject *r = s ? PyObject_CallMethod(cu, "set_stream", "O", s) : NULL;
+    Py_XDECREF(r), Py_XDECREF(s), Py_XDECREF(cu);
+    return r ? 0 : -1;
+}
+
+static int make_timer(worker *w, kbv_err *err) {
+    if (!w->cuda || w->timer) return 0;
+    if (gpu_timer_create(&w->timer, err) < 0) {
+        gpu_timer_destroy(w->timer), w->timer = NULL;
+        return -1;
+    }
+    PyObject *cu = torch_cuda(w);
+    w->stream = cu ? PyObject_CallMethod(cu, "ExternalStream", "K", (unsigned long long)gpu_timer_stream(w->timer)) : NULL;
+    Py_XDECREF(cu);
+    if (!w->stream) return kbv_seterr(err, "torch.cuda.ExternalStream failed"), -1;
+    return 0;
+}
+
+static int is_tensor(worker *w, PyObject *v) { return PyObject_IsInstance(v, w->dl.tensor_type) == 1; }
+
+/* A tuple with a clone of every tensor (new addresses, same values). */
+static PyObject *clone_args(worker *w, PyObject *vals) {
+    Py_ssize_t n = PyTuple_GET_SIZE(vals);
+    PyObject *t = PyTuple_New(n);
+    for (Py_ssize_t j = 0; t && j < n; j++) {
+        PyObject *v = PyTuple_GET_ITEM(vals, j);
+        PyObject *c = is_tensor(w, v) ? PyObject_CallMethod(v, "clone", NULL) : (Py_INCREF(v), v);
+        if (!c) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, j, c);
+    }
+    return t;
+}
+
+json_t *cmd_bench_setup(worker *w, const json_t *cmd) {
+    const json_t *sets = json_object_get(cmd, "sets");
+    kbv_err err = {{0}};
+    if (!json_is_array(sets) || json_array_size(sets) < 1 || json_array_size(sets) > BENCH_SETS)
+        return proto_fail("protocol", "bench_setup needs 1 or 2 input sets", NULL);
+    if (!w->model) return proto_fail("protocol", "bench_setup before build", NULL);
+    if (make_timer(w, &err) < 0) return proto_fail("cuda", err.msg, NULL);
+    for (int k = 0; k < BENCH_SETS; k++) {
+        Py_CLEAR(w->vals[k]);
+        Py_CLEAR(w->slots[k]);
+    }
+    Py_CLEAR(w->graph);
+    w->nvals = (int)json_array_size(sets);
+    for (int k = 0; k < w->nvals; k++) {
+        const json_t *s = json_array_get(sets, (size_t)k);
+        json_t *fail = make_inputs(w, json_object_get(s, "inputs"), json_integer_value(json_object_get(s, "seed")), &w->vals[k]);
+        if (fail) return fail;
+    }
+    for (int k = 0; k < BENCH_SETS; k++) {
+        w->slots[k] = clone_args(w, w->vals[k < w->nvals ? k : 0]);
+        w->slot_vals[k] = k < w->nvals ? k : 0;
+        if (!w->slots[k]) return fail_python("python", "copying the timing inputs");
+    }
+    w->count = 0;
+    if (w->cuda && gpu_sync(&err) < 0) return proto_fail("cuda", err.msg, NULL);
+    json_t *r = proto_ok();
+    if (w->timer) {
+        json_object_set_new(r, "l2_bytes", json_integer(gpu_timer_l2_bytes(w->timer)));
+        json_object_set_new(r, "peak_mhz", json_real(gpu_timer_peak_mhz(w->timer)));
+    }
+    return r;
+}
+
+/* Put values v into slot s (same addresses, new values). */
+static int fill_slot(worker *w, int s, int v) {
+    if (w->slot_vals[s] == v) return 0;
+    PyObject *dst = w->slots[s], *src = w->vals[v];
+    for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(dst); j++) {
+        PyObject *d = PyTuple_GET_ITEM(dst, j);
+        if (!is_tensor(w, d)) continue;
+        PyObject *r = PyObject_CallMethod(d, "copy_", "O", PyTuple_GET_ITEM(src, j));
+        if (!r) return -1;
+        Py_DECREF(r);
+    }
+    w->slot_vals[s] = v;
+    return 0;
+}
+
+/* CPU mode: wall clock around the call, after overwriting more than the last-level cache. */
+static int cpu_sample(worker *w, call_ctx *c, double *ms) {
+    if (!w->cpu_flush) {
+        long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+        w->cpu_flush_bytes = 2 * (size_t)(llc > 0 ? llc : (32L << 20));
+        if (w->cpu_flush_bytes > (64u << 20)) w->cpu_flush_bytes = 64u << 20; /* a whole socket's L3 is not ours */
+        w->cpu_flush = malloc(w->cpu_flush_bytes);
+        if (!w->cpu_flush) w->cpu_flush_bytes = 0;
+    }
+    if (w->cpu_flush) memset(w->cpu_flush, (int)(w->count & 0xff), w->cpu_flush_bytes);
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    int rc = do_call(c);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    *ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+    return rc;
+}
+
+static const char kCapture[] =
+    "import torch\n"
+    "def capture(model, args, stream):\n"
+    "    g = torch.cuda.CUDAGraph()\n"
+    "    with torch.cuda.graph(g, stream=stream):\n"
+    "        out = model(*args)\n"
+    "    return g, out\n";
+
+/* Capture one call into a CUDA graph over slot 0's inputs; NULL with the error pending. */
+static PyObject *capture(worker *w) {
+    PyObject *code = Py_CompileString(kCapture, "<kbv capture>", Py_file_input);
+    PyObject *mod = code ? PyImport_ExecCodeModule("_kbv_capture", code) : NULL;
+    Py_XDECREF(code);
+    PyObject *g = mod ? PyObject_CallMethod(mod, "capture", "OOO", w->model, w->slots[0], w->stream) : NULL;
+    Py_XDECREF(mod);
+    return g;
+}
+
+/* bench {arm, n, warmup_s, tf32, save_prefix}: n valid samples of one arm. */
+json_t *cmd_bench(worker *w, const json_t *cmd) {
+    const char *arm = json_string_value(json_object_get(cmd, "arm"));
+    long long n = json_integer_value(json_object_get(cmd, "n"));
+    double warmup = json_number_value(json_object_get(cmd, "warmup_s"));
+    const char *save = json_string_value(json_object_get(cmd, "save_prefix"));
+    kbv_err err = {{0}};
+    if (!arm) return proto_fail("protocol", "bench needs an arm", NULL);
+    if (!w->slots[0]) return proto_fail("protocol", "bench before bench_setup", NULL);
+    if (n < 0 || n > 100000) return proto_fail("protocol", "bench: n out of range", NULL);
+    json_t *tf = json_object_get(cmd, "tf32");
+    if (w->cuda && json_is_boolean(tf) && set_tf32(w, json_is_true(tf)) < 0) PyErr_Clear();
+    call_ctx c = {0};
+    int graph = strcmp(arm, "graph") == 0, empty = strcmp(arm, "empty") == 0;
+    if (use_stream(w, 1) < 0) return fail_python("python", "setting kbv's stream");
+    json_t *fail = NULL;
+    if (strcmp(arm, "model") == 0) c.callable = w->model;
+    else if (strcmp(arm, "compile") == 0) {
+        if (!w->compiled) {
+            PyObject *fn = PyObject_GetAttrString(w->dl.torch, "compile");
+            w->compiled = fn ? PyObject_CallOneArg(fn, w->model) : NULL;
+            Py_XDECREF(fn);
+            if (!w->compiled) fail = fail_python("compile", "torch.compile(model)");
+        }
+        c.callable = w->compiled;
+    } else if (graph) {
+        if (!w->cuda) fail = proto_fail("graph", "graph replay needs a GPU", NULL);
+        else if (!w->graph && fill_slot(w, 0, 0) == 0 && !(w->graph = capture(w))) fail = fail_python("graph", "capturing the call in a CUDA graph");
+        if (!fail) {
+            c.callable = PyObject_GetAttrString(PyTuple_GET_ITEM(w->graph, 0), "replay");
+            if (!c.callable) fail = fail_python("graph", "graph.replay");
+        }
+    } else if (!empty || !w->cuda) fail = proto_fail("protocol", "bench: unknown arm (or empty without a GPU)", NULL);
+    if (fail) {
+        use_stream(w, 0);
+        PyErr_Clear();
+        return fail;
+    }
+    json_t *ms = json_array(), *mhz = json_array();
+    int throttled = 0, expired = 0, last_v = 0;
+    double t0 = kbv_now();
+    long long done = 0, tries = 0, warm = 0;
+    while (warmup > 0 ? (kbv_now() - t0 < warmup || warm < 2) : done < n) {
+        if (warmup <= 0 && tries > 3 * n + 10) break; /* throttled too often: report what there is */
+        tries++;
+        int s = graph ? 0 : (int)((w->count >> 1) & 1), v = w->nvals > 1 ? (int)(w->count & 1) : 0;
+        w->count++;
+        Py_CLEAR(c.out);
+        if (!empty && fill_slot(w, s, v) < 0) {
+            fail = fail_python("python", "rotating the timing inputs");
+            break;
+        }
+        if (!graph && !empty) c.args = w->slots[s];
+        last_v = v;
+        gpu_sample gs = {0};
+        int call_failed = 0;
+        if (!w->cuda) {
+            call_failed = cpu_sample(w, &c, &gs.ms) < 0;
+        } else if (gpu_timer_sample(w->timer, empty ? gpu_timer_launch_empty : do_call, empty ? (void *)w->timer : (void *)&c,
+                                    &gs, &call_failed, &err) < 0) {
+            fail = proto_fail("cuda", err.msg, NULL);
+            break;
+        }
+        if (call_failed) {
+            fail = fail_python(strcmp(arm, "compile") == 0 ? "compile" : graph ? "graph" : "python", "timed call");
+            break;
+        }
+        if (warmup > 0) {
+            warm++;
+            if (warm > 100000) break;
+            continue;
+        }
+        expired += gs.cushion_expired;
+        if (gs.throttled) {
+            throttled++;
+            usleep(50000); /* nvbench's throttle recovery */
+            continue;
+        }
+        json_array_append_new(ms, json_real(gs.ms));
+        json_array_append_new(mhz, json_real(gs.sm_mhz));
+        done++;
+    }
+    json_t *saved = NULL;
+    if (!fail && save && c.out && !empty) {
+        char why[300];
+        PyObject *out = c.out;
+        c.out = NULL;
+        if (graph) { /* replay() returns None: the outputs are the captured ones */
+            Py_DECREF(out);
+            out = PyTuple_GET_ITEM(w->graph, 1);
+            Py_INCREF(out);
+        }
+        PyObject *seq = output_seq(w, out, why, sizeof why); /* steals out */
+        saved = seq ? save_values(w, seq, save, "output", "timed output") : proto_fail("output", why, NULL);
+        Py_XDECREF(seq);
+        if (!json_is_true(json_object_get(saved, "ok"))) fail = saved, saved = NULL;
+    }
+    Py_CLEAR(c.out);
+    if (graph) Py_XDECREF(c.callable);
+    use_stream(w, 0);
+    PyErr_Clear();
+    if (fail) {
+        json_decref(ms), json_decref(mhz), json_decref(saved);
+        return fail;
+    }
+    json_t *r = proto_ok();
+    json_object_set_new(r, "ms", ms);
+    json_object_set_new(r, "sm_mhz", mhz);
+    json_object_set_new(r, "throttled", json_integer(throttled));
+    json_object_set_new(r, "cushion_expired", json_integer(expired));
+    json_object_set_new(r, "warmup_samples", json_integer(warm));
+    if (saved) {
+        json_object_set(r, "values", json_object_get(saved, "values"));
+        json_object_set_new(r, "set", json_integer(last_v));
+        json_decref(saved);
+    }
+    return r;
+}
+
+static long long torch_mem(worker *w, const char *fn) {
+    PyObject *cu = torch_cuda(w);
+    PyObject *v = cu ? PyObject_CallMethod(cu, fn, NULL) : NULL;
+    long long b = v && PyLong_Check(v) ? PyLong_AsLongLong(v) : -1;
+    Py_XDECREF(v), Py_XDECREF(cu);
+    PyErr_Clear();
+    return b;
+}
+
+void memory_mark(worker *w, long long *cupti, long long *torch_bytes) {
+    kbv_err err;
+    *cupti = -1, *torch_bytes = -1;
+    if (!w->cuda) return;
+    if (w->audit && audit_footprint(cupti, &err) < 0) *cupti = -1;
+    *torch_bytes = torch_mem(w, "memory_allocated");
+}
+
+/* Whether a (demangled) kernel name contains one of the candidate's own kernel names as a
+ * whole identifier. */
+static int authored(const char *name, const json_t *names) {
+    for (size_t i = 0; i < json_array_size(names); i++) {
+        const char *id = json_string_value(json_array_get(names, i));
+        size_t n = id ? strlen(id) : 0;
+        for (const char *p = n ? strstr(name, id) : NULL; p; p = strstr(p + 1, id)) {
+            int before = p == name || !(p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') || (p[-1] >= 'A' && p[-1] <= 'Z') || (p[-1] >= '0' && p[-1] <= '9'));
+            char a = p[n];
+            int after = !(a == '_' || (a >= 'a' && a <= 'z') || (a >= 'A' && a <= 'Z') || (a >= '0' && a <= '9'));
+            if (before && after) return 1;
+        }
+    }
+    return 0;
+}
+
+/* audit {authored: [names]}: one call traced by CUPTI, after one untraced call. */
+json_t *cmd_audit(worker *w, const json_t *cmd) {
+    kbv_err err = {{0}};
+    if (!w->cuda || !w->audit) return proto_fail("audit", w->cuda ? "kbv-worker was built without CUPTI" : "no audit on the CPU", NULL);
+    if (!w->slots[0]) return proto_fail("protocol", "audit before bench_setup", NULL);
+    const json_t *names = json_object_get(cmd, "authored");
+    if (use_stream(w, 1) < 0 || fill_slot(w, 0, 0) < 0) return fail_python("python", "preparing the audited call");
+    call_ctx c = {w->model, w->slots[0], NULL};
+    if (do_call(&c) < 0) {
+        use_stream(w, 0);
+        return fail_python("python", "call before the audit");
+    }
+    Py_CLEAR(c.out);
+    PyObject *cu = torch_cuda(w);
+    PyObject *r1 = cu ? PyObject_CallMethod(cu, "synchronize", NULL) : NULL;
+    PyObject *r2 = r1 ? PyObject_CallMethod(cu, "empty_cache", NULL) : NULL;
+    PyObject *r3 = r2 ? PyObject_CallMethod(cu, "reset_peak_memory_stats", NULL) : NULL;
+    Py_XDECREF(r1), Py_XDECREF(r2), Py_XDECREF(cu);
+    if (!r3) {
+        use_stream(w, 0);
+        return fail_python("python", "resetting torch's memory statistics");
+    }
+    Py_DECREF(r3);
+    long long torch_before = torch_mem(w, "memory_allocated");
+    audit_report ar;
+    if (audit_begin(gpu_timer_stream(w->timer), &err) < 0) {
+        use_stream(w, 0);
+        return proto_fail("audit", err.msg, NULL);
+    }
+    int failed = do_call(&c) < 0;
+    int rc = audit_end(gpu_timer_stream(w->timer), &ar, &err);
+    json_t *fail = failed ? fail_python("python", "audited call") : NULL;
+    Py_CLEAR(c.out);
+    use_stream(w, 0);
+    if (fail || rc < 0) {
+        if (rc == 0) audit_report_free(&ar);
+        return fail ? fail : proto_fail(strstr(err.msg, "cupti") ? "audit" : "cuda", err.msg, NULL);
+    }
+    long long torch_peak = torch_mem(w, "max_memory_allocated");
+    /* Aggregate: per kernel name, and what escaped the stop or the stream. */
+    json_t *kernels = json_array(), *after = json_array(), *other = json_array();
+    long long authored_ns = 0, library_ns = 0, n_auth = 0, n_after = 0, n_other = 0;
+    uint64_t first = 0, last = 0;
+    for (int i = 0; i < ar.nk; i++) {
+        const audit_kernel *k = &ar.k[i];
+        long long d = (long long)(k->end - k->start);
+        int a = authored(k->name, names);
+        if (a) authored_ns += d, n_auth++;
+        else library_ns += d;
+        if (!first || k->start < first) first = k->start;
+        if (k->end > last) last = k->end;
+        if (ar.markers && k->end > ar.stop_ns) {
+            n_after++;
+            if (json_array_size(after) < 8) json_array_append_new(after, json_pack("{s:s, s:I}", "name", k->name, "ns_after_stop", (json_int_t)(k->end - ar.stop_ns)));
+        }
+        if (ar.markers && k->stream != ar.own_stream) {
+            n_other++;
+            if (json_array_size(other) < 8) json_array_append_new(other, json_pack("{s:s, s:i}", "name", k->name, "stream", (int)k->stream));
+        }
+        size_t j = 0;
+        for (; j < json_array_size(kernels); j++)
+            if (strcmp(json_string_value(json_object_get(json_array_get(kernels, j), "name")), k->name) == 0) break;
+        if (j == json_array_size(kernels)) {
+            if (j >= 64) continue;
+            json_array_append_new(kernels, json_pack("{s:s, s:b, s:i, s:I}", "name", k->name, "authored", a, "count", 0, "ns", (json_int_t)0));
+        }
+        json_t *e = json_array_get(kernels, j);
+        json_object_set_new(e, "count", json_integer(json_integer_value(json_object_get(e, "count")) + 1));
+        json_object_set_new(e, "ns", json_integer(json_integer_value(json_object_get(e, "ns")) + d));
+    }
+    json_t *r = proto_ok();
+    json_object_set_new(r, "markers", json_boolean(ar.markers));
+    json_object_set_new(r, "dropped", json_integer((json_int_t)ar.dropped));
+    json_object_set_new(r, "kernels_per_call", json_integer(ar.nk));
+    json_object_set_new(r, "authored_kernels", json_integer(n_auth));
+    json_object_set_new(r, "authored_ns", json_integer(authored_ns));
+    json_object_set_new(r, "library_ns", json_integer(library_ns));
+    json_object_set_new(r, "span_ns", json_integer(ar.nk ? (json_int_t)(last - first) : 0));
+    json_object_set_new(r, "after_stop", json_integer(n_after));
+    json_object_set_new(r, "after_stop_kernels", after);
+    json_object_set_new(r, "other_stream", json_integer(n_other));
+    json_object_set_new(r, "other_stream_kernels", other);
+    json_object_set_new(r, "kernels", kernels);
+    json_object_set_new(r, "peak_bytes", json_integer(ar.mem_peak - ar.mem_base));
+    json_object_set_new(r, "footprint_bytes", json_integer(ar.mem_base));
+    json_object_set_new(r, "allocations", json_integer(ar.allocations));
+    json_object_set_new(r, "torch_peak_bytes", json_integer(torch_before >= 0 && torch_peak >= 0 ? torch_peak - torch_before : -1));
+    audit_report_free(&ar);
+    return r;
+}
+
+json_t *standard_time(worker *w, PyObject *model, PyObject *args, int warmup, int trials, double *mean_ms) {
+    kbv_err err = {{0}};
+    *mean_ms = 0;
+    if (make_timer(w, &err) < 0) return proto_fail("cuda", err.msg, NULL);
+    call_ctx c = {model, args, NULL};
+    for (int i = 0; i < warmup; i++) {
+        if (do_call(&c) < 0) return fail_python("python", "warm-up call");
+        Py_CLEAR(c.out);
+    }
+    if (w->cuda && gpu_sync(&err) < 0) return proto_fail("cuda", err.msg, NULL);
+    double sum = 0;
+    for (int i = 0; i < trials; i++) {
+        gpu_sample gs = {0};
+        int failed = 0;
+        if (!w->cuda) {
+            struct timespec a, b;
+            clock_gettime(CLOCK_MONOTONIC, &a);
+            failed = do_call(&c) < 0;
+            clock_gettime(CLOCK_MONOTONIC, &b);
+            gs.ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+        } else if (gpu_timer_sample_standard(w->timer, do_call, &c, &gs, &failed, &err) < 0) {
+            Py_CLEAR(c.out);
+            return proto_fail("cuda", err.msg, NULL);
+        }
+        Py_CLEAR(c.out);
+        if (failed) return fail_python("python", "timed call");
+        sum += gs.ms;
+    }
+    *mean_ms = trials ? sum / trials : 0;
+    return NULL;
+}
