@@ -4,6 +4,7 @@
 # GPU_JOBS=N to run N cases at once (each in its own scratch folder; the cold load_inline
 # builds of the CUDA candidates dominate and run on the CPU).
 # Usage: run.sh [PATTERN]   runs only the case lines that match the extended regex PATTERN.
+# A case line may end in " @jq EXPR": the result JSON must also satisfy the jq expression.
 set -u
 cd "$(dirname "$0")/../.."
 KBV=${KBV:-$PWD/kbv}
@@ -23,8 +24,8 @@ echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | 
 # run_case N STATUS RC PROBLEM CANDIDATE [OPTS...]: one case in its own scratch folder; its
 # "ok"/"not ok" line goes to $tmp/res/N.
 run_case() {
-    local n=$1 status=$2 rc=$3 prob=$4 cand=$5 name got got_rc left t0=$SECONDS
-    shift 5
+    local n=$1 expect=$2 status=$3 rc=$4 prob=$5 cand=$6 name got got_rc left t0=$SECONDS
+    shift 6
     name="$(basename "$(dirname "$cand")")_$(basename "$cand" .py)_on_$(basename "$prob" .py)"
     export TMPDIR="$tmp/t$n"
     mkdir -p "$TMPDIR"
@@ -36,6 +37,8 @@ run_case() {
     {
         if [ "$got_rc" != "$rc" ] || [ "$got" != "$status" ]; then
             echo "not ok - $name: status $got exit $got_rc, expected $status exit $rc; $(tail -c 400 "$TMPDIR.stderr"); $(jq -r .errors "$out/$n-$name.json" 2>/dev/null | tail -c 1200)"
+        elif [ -n "$expect" ] && ! jq -e "$expect" "$out/$n-$name.json" >/dev/null 2>&1; then
+            echo "not ok - $name: $status as expected, but not: $expect; $(jq -c '{flags, memory, timing, speedup}' "$out/$n-$name.json" 2>/dev/null | head -c 1500)"
         elif [ -n "$left" ]; then
             echo "not ok - $name: processes left behind: $left"
             kill -9 $left 2>/dev/null
@@ -47,13 +50,16 @@ run_case() {
 }
 
 n=0
-while read -r status rc prob cand opts; do
-    case "$status" in ""|\#*) continue ;; esac
+while IFS= read -r line; do
+    case "$line" in ""|\#*) continue ;; esac
+    expect=""
+    case "$line" in *" @jq "*) expect=${line#* @jq }; line=${line%% @jq *} ;; esac
+    read -r status rc prob cand opts <<<"$line"
     n=$((n + 1))
     if [ -n "${1:-}" ] && ! echo "$status $rc $prob $cand $opts" | grep -Eq -- "$1"; then continue; fi
     while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
     # shellcheck disable=SC2086
-    run_case "$n" "$status" "$rc" "$prob" "$cand" $opts &
+    run_case "$n" "$expect" "$status" "$rc" "$prob" "$cand" $opts &
 done < tests/gpu/cases.txt
 wait
 for f in "$tmp"/res/*; do
