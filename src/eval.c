@@ -778,7 +778,7 @@ static void audit_result(eval_ctx *c, json_t *rep, int cand) {
                         after, json_string_value(json_object_get(k0, "name")) ?: "?", (long long)json_integer_value(json_object_get(k0, "ns_after_stop")));
         r->status = KBV_HACK;
     } else if (other > 0) {
-        result_add_flag(r, "other_stream", "info", "%lld kernel(s) ran on streams other than kbv's, joined before the stop", other);
+        result_add_flag(r, "other_stream", "info", "%lld kernel(s) ran on streams other than kbv's (the legacy default stream of a plain <<<...>>> launch counts) and finished before the stop", other);
     }
 }
 

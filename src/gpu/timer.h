@@ -41,6 +41,9 @@ long long gpu_timer_l2_bytes(const gpu_timer *t);
 int gpu_timer_sample(gpu_timer *t, gpu_timed_fn fn, void *ctx, gpu_sample *out, int *call_failed, kbv_err *err);
 /* One sample by KernelBench's method (standard protocol). */
 int gpu_timer_sample_standard(gpu_timer *t, gpu_timed_fn fn, void *ctx, gpu_sample *out, int *call_failed, kbv_err *err);
+/* Reset persisting L2 lines, overwrite 2x the L2 on the timer's stream, and wait: the caches
+ * as a timed sample finds them (the audit's call runs after this). */
+int gpu_timer_flush(gpu_timer *t, kbv_err *err);
 /* Queue the empty kernel on the timer's stream (a gpu_timed_fn; ctx is the timer). */
 int gpu_timer_launch_empty(void *timer);
 

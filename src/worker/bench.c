@@ -333,7 +333,7 @@ json_t *cmd_audit(worker *w, const json_t *cmd) {
     Py_DECREF(r3);
     long long torch_before = torch_mem(w, "memory_allocated");
     audit_report ar;
-    if (audit_begin(gpu_timer_stream(w->timer), &err) < 0) {
+    if (gpu_timer_flush(w->timer, &err) < 0 || audit_begin(gpu_timer_stream(w->timer), &err) < 0) {
         use_stream(w, 0);
         return proto_fail("audit", err.msg, NULL);
     }

@@ -20,5 +20,5 @@ class ModelNew(nn.Module):
         self.side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(self.side):
             torch.cuda._sleep(2_000_000)  # about 1 ms of GPU time
-            torch.relu(x, out=y)
+            y.copy_(torch.relu(x))
         return y
