@@ -5,6 +5,7 @@
 
 #include "judge.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,9 @@ static json_t *text(const char *s) {
     return j ? j : json_null();
 }
 
+/* A number, or null where it is not finite (JSON has no NaN or infinity). */
+static json_t *num(double x) { return isfinite(x) ? json_real(x) : json_null(); }
+
 static const char *class_name(int k) { return judge_class_name((judge_class)k); }
 
 static json_t *file_json(const kbv_file_id *f) {
@@ -91,18 +95,19 @@ static json_t *file_json(const kbv_file_id *f) {
 
 static json_t *times_json(const kbv_times *t) {
     if (!t->n) return json_null();
-    return json_pack("{s:f, s:f, s:f, s:f, s:i}", "median", t->median, "q1", t->q1, "q3", t->q3, "mean", t->mean, "samples", t->n);
+    return json_pack("{s:o, s:o, s:o, s:o, s:i}", "median", num(t->median), "q1", num(t->q1), "q3", num(t->q3), "mean",
+                     num(t->mean), "samples", t->n);
 }
 
 static json_t *ratio_json(const kbv_ratio *q) {
     if (!q->measured) return json_null();
-    return json_pack("{s:f, s:[f, f]}", "value", q->value, "ci95", q->lo, q->hi);
+    return json_pack("{s:o, s:[o, o]}", "value", num(q->value), "ci95", num(q->lo), num(q->hi));
 }
 
 static json_t *bytes(long long b) { return b >= 0 ? json_integer(b) : json_null(); }
 
 static json_t *bytes_ratio(long long a, long long b) {
-    return a >= 0 && b > 0 ? json_real((double)a / (double)b) : json_null();
+    return a >= 0 && b > 0 ? num((double)a / (double)b) : json_null();
 }
 
 static json_t *perf_json(const kbv_result *r) {
@@ -116,12 +121,12 @@ static json_t *perf_json(const kbv_result *r) {
                                                 times_json(&p->ref), "reference_strict", times_json(&p->ref_strict),
                                                 "reference_compile", times_json(&p->ref_compile), "candidate_graph",
                                                 times_json(&p->cand_graph), "reference_graph", times_json(&p->ref_graph)));
-    json_object_set_new(o, "timing", json_pack("{s:b, s:o, s:s, s:i, s:s, s:f, s:i, s:i, s:i, s:i, s:o, s:f}", "measured", p->measured,
+    json_object_set_new(o, "timing", json_pack("{s:b, s:o, s:s, s:i, s:s, s:o, s:i, s:i, s:i, s:i, s:o, s:o}", "measured", p->measured,
                                                "note", p->note[0] ? text(p->note) : json_null(), "clock", p->clock,
-                                               "rounds", p->rounds, "stop", p->stop, "noise", p->noise, "throttled_discarded",
+                                               "rounds", p->rounds, "stop", p->stop, "noise", num(p->noise), "throttled_discarded",
                                                p->throttled, "cushion_expired", p->cushion_expired, "rechecks", p->rechecks,
                                                "rechecks_failed", p->rechecks_failed, "graph_note",
-                                               p->graph_note[0] ? text(p->graph_note) : json_null(), "time_s", p->time_s));
+                                               p->graph_note[0] ? text(p->graph_note) : json_null(), "time_s", num(p->time_s)));
     const kbv_memory *m = &r->memory;
     json_object_set_new(o, "memory", json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:{s:o, s:o, s:o, s:o}}", "peak_bytes_candidate",
                                                bytes(m->peak_cand), "peak_bytes_reference", bytes(m->peak_ref), "peak_ratio",
@@ -152,17 +157,17 @@ json_t *result_to_json(const kbv_result *r) {
                                c->domain[0] ? c->domain : "raw", "seed", seed, "skipped", c->skipped, "evaluated",
                                c->evaluated, "passed", c->passed);
         if (c->skipped) json_object_set_new(cj, "skip_reason", text(c->skip_reason));
-        json_object_set_new(cj, "max_abs_err", c->evaluated ? json_real(c->max_abs_err) : json_null());
-        json_object_set_new(cj, "max_rel_err", c->evaluated ? json_real(c->max_rel_err) : json_null());
-        json_object_set_new(cj, "norm_rel_err", c->evaluated ? json_real(c->norm_rel_err) : json_null());
+        json_object_set_new(cj, "max_abs_err", c->evaluated ? num(c->max_abs_err) : json_null());
+        json_object_set_new(cj, "max_rel_err", c->evaluated ? num(c->max_rel_err) : json_null());
+        json_object_set_new(cj, "norm_rel_err", c->evaluated ? num(c->norm_rel_err) : json_null());
         if (c->klass >= 0) json_object_set_new(cj, "accuracy_class", json_string(class_name(c->klass)));
         if (strcmp(r->protocol, "standard") != 0 && !c->skipped)
             json_object_set_new(cj, "tolerance",
-                                json_pack("{s:f, s:f, s:f, s:f}", "k", 4.0, "norm_rel", c->tol_norm,
-                                          "baseline_norm_rel_err", c->baseline_norm_rel_err, "strict_norm_rel_err",
-                                          c->strict_norm_rel_err));
+                                json_pack("{s:f, s:o, s:o, s:o}", "k", 4.0, "norm_rel", num(c->tol_norm),
+                                          "baseline_norm_rel_err", num(c->baseline_norm_rel_err), "strict_norm_rel_err",
+                                          num(c->strict_norm_rel_err)));
         else if (!c->skipped)
-            json_object_set_new(cj, "tolerance", json_pack("{s:f, s:f}", "atol", c->atol, "rtol", c->rtol));
+            json_object_set_new(cj, "tolerance", json_pack("{s:o, s:o}", "atol", num(c->atol), "rtol", num(c->rtol)));
         if (c->detail[0]) json_object_set_new(cj, "detail", text(c->detail));
         json_array_append_new(cases, cj);
     }
@@ -191,14 +196,14 @@ json_t *result_to_json(const kbv_result *r) {
     }
     if (r->standard.ran) {
         const kbv_standard *st = &r->standard;
-        json_t *sj = json_pack("{s:b, s:s, s:f, s:i, s:i, s:f, s:o}", "correct", st->correct, "status",
+        json_t *sj = json_pack("{s:b, s:s, s:f, s:i, s:i, s:o, s:o}", "correct", st->correct, "status",
                                kbv_status_name(st->status), "tolerance", st->tolerance, "trials", st->trials,
-                               "trials_passed", st->trials_passed, "max_abs_err", st->max_abs_err, "detail", text(st->detail));
+                               "trials_passed", st->trials_passed, "max_abs_err", num(st->max_abs_err), "detail", text(st->detail));
         /* KernelBench's speedup: the mean of its trials, reference / candidate, correct only. */
         json_object_set_new(sj, "speedup", st->timed && st->correct && st->time_cand_ms > 0
-                                               ? json_real(st->time_ref_ms / st->time_cand_ms) : json_null());
-        json_object_set_new(sj, "time_ms", st->timed ? json_pack("{s:f, s:f, s:i}", "reference", st->time_ref_ms, "candidate",
-                                                                 st->time_cand_ms, "trials", st->time_trials)
+                                               ? num(st->time_ref_ms / st->time_cand_ms) : json_null());
+        json_object_set_new(sj, "time_ms", st->timed ? json_pack("{s:o, s:o, s:i}", "reference", num(st->time_ref_ms), "candidate",
+                                                                 num(st->time_cand_ms), "trials", st->time_trials)
                                                      : json_null());
         json_object_set_new(o, "standard", sj);
     }

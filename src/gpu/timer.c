@@ -10,6 +10,7 @@
 int kbv_launch_cushion(cudaStream_t s, volatile int *flag, unsigned long long timeout_ns, unsigned long long *stamp);
 int kbv_launch_clock_stamp(cudaStream_t s, int nsm, unsigned long long *stamp);
 int kbv_launch_empty(cudaStream_t s);
+int kbv_launch_marker(cudaStream_t s, int end);
 
 #define T_CHECK(call, err)                                                                            \
     do {                                                                                              \
@@ -66,6 +67,10 @@ int gpu_timer_create(gpu_timer **out, kbv_err *err) {
     T_CHECK((cudaError_t)kbv_launch_cushion(t->stream, t->flag_dev, CUSHION_NS, t->stamp_dev), err);
     T_CHECK((cudaError_t)kbv_launch_clock_stamp(t->stream, t->nsm, t->stamp_dev + 1), err);
     T_CHECK((cudaError_t)kbv_launch_empty(t->stream), err);
+    /* The audit's markers too: a kernel's first launch can load its module and wait for the
+     * whole device, which would let the end marker start only after escaped work finished. */
+    T_CHECK((cudaError_t)kbv_launch_marker(t->stream, 0), err);
+    T_CHECK((cudaError_t)kbv_launch_marker(t->stream, 1), err);
     T_CHECK(cudaStreamSynchronize(t->stream), err);
     return 0;
 }

@@ -1,4 +1,5 @@
 /* test_result.c -- result.c: the JSON contract's fields and types. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "check.h"
@@ -38,6 +39,30 @@ int main(void) {
     CHECK_STR(json_string_value(json_object_get(j, "errors")), "first\nsecond");
     CHECK_STR(json_string_value(json_object_get(json_object_get(j, "output"), "candidate_stdout")), "bad utf8 ? here");
     CHECK(json_is_null(json_object_get(json_object_get(j, "problem"), "sha256")));
+    json_decref(j);
+    /* Timing: every field present; a noise of infinity (stopped before it was estimated) and
+     * an infinite error are null, never a missing key. */
+    r.perf.measured = 1;
+    snprintf(r.perf.clock, sizeof r.perf.clock, "cuda_events");
+    snprintf(r.perf.stop, sizeof r.perf.stop, "max_time");
+    r.perf.noise = INFINITY;
+    r.perf.rounds = 18;
+    r.perf.cand = (kbv_times){18, 2.0, 1.9, 2.1, 2.0};
+    r.perf.ref = (kbv_times){18, 3.0, 2.9, 3.1, 3.0};
+    r.perf.speedup = (kbv_ratio){1, 1.5, 1.4, 1.6};
+    r.memory.peak_cand = 64 << 20, r.memory.peak_ref = 32 << 20;
+    c->max_abs_err = INFINITY;
+    j = result_to_json(&r);
+    CHECK(json_is_null(json_object_get(json_array_get(json_object_get(j, "cases"), 0), "max_abs_err")));
+    json_t *tm = json_object_get(j, "timing");
+    CHECK(json_is_object(tm) && json_is_null(json_object_get(tm, "noise")) && json_integer_value(json_object_get(tm, "rounds")) == 18);
+    CHECK(json_real_value(json_object_get(json_object_get(j, "speedup"), "value")) == 1.5);
+    CHECK(json_real_value(json_array_get(json_object_get(json_object_get(j, "speedup"), "ci95"), 1)) == 1.6);
+    CHECK(json_integer_value(json_object_get(json_object_get(json_object_get(j, "time_ms"), "candidate"), "samples")) == 18);
+    CHECK(json_is_null(json_object_get(json_object_get(j, "time_ms"), "reference_strict")));
+    CHECK(json_real_value(json_object_get(json_object_get(j, "memory"), "peak_ratio")) == 2.0);
+    CHECK(json_is_null(json_object_get(json_object_get(j, "memory"), "persistent_ratio")));
+    CHECK(json_is_object(json_object_get(j, "audit")));
     json_decref(j);
     for (int s = 0; s < KBV_STATUS_COUNT; s++) CHECK(strcmp(kbv_status_name((kbv_status)s), "unknown") != 0);
     CHECK_STR(kbv_status_name(KBV_COMPILE_ERROR), "compile_error");
