@@ -5,7 +5,7 @@
 #include <string.h>
 
 #if defined(KBV_HAVE_CUDA) && defined(KBV_HAVE_CUPTI)
-#include <cuda_runtime_api.h>
+#include "check.h"
 #include <cupti.h>
 #include <pthread.h>
 
@@ -40,12 +40,6 @@ static struct {
             (void)cuptiGetResultString(r_, &s_);                                                      \
             return kbv_seterr((err), "%s failed at %s:%d: %s", #call, __FILE__, __LINE__, s_);         \
         }                                                                                             \
-    } while (0)
-#define RT_CHECK(call, err)                                                                           \
-    do {                                                                                              \
-        cudaError_t e_ = (call);                                                                      \
-        if (e_ != cudaSuccess)                                                                        \
-            return kbv_seterr((err), "%s failed at %s:%d: %s", #call, __FILE__, __LINE__, cudaGetErrorString(e_)); \
     } while (0)
 
 int audit_available(void) { return 1; }
@@ -120,7 +114,7 @@ int audit_start(kbv_err *err) {
 }
 
 static int flush(kbv_err *err) {
-    RT_CHECK(cudaDeviceSynchronize(), err);
+    GPU_CHECK(cudaDeviceSynchronize(), err);
     CU_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), err);
     return 0;
 }
@@ -180,7 +174,7 @@ int audit_begin(uintptr_t stream, kbv_err *err) {
     CU_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), err);
     A.tracing = 1;
     CU_CHECK(cuptiGetTimestamp(&window_t0), err);
-    RT_CHECK((cudaError_t)kbv_launch_marker((cudaStream_t)stream, 0), err);
+    GPU_CHECK((cudaError_t)kbv_launch_marker((cudaStream_t)stream, 0), err);
     return 0;
 }
 
@@ -195,13 +189,13 @@ static void demangle(char *name, size_t cap) {
 int audit_end(uintptr_t stream, audit_report *r, kbv_err *err) {
     memset(r, 0, sizeof *r);
     if (!A.tracing) return kbv_seterr(err, "audit_end without audit_begin");
-    RT_CHECK((cudaError_t)kbv_launch_marker((cudaStream_t)stream, 1), err);
+    GPU_CHECK((cudaError_t)kbv_launch_marker((cudaStream_t)stream, 1), err);
     cudaError_t e = cudaDeviceSynchronize();
     uint64_t t1 = 0;
     (void)cuptiGetTimestamp(&t1);
     CU_CHECK(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), err);
     A.tracing = 0;
-    RT_CHECK(e, err);
+    GPU_CHECK(e, err);
     if (flush(err) < 0) return -1;
     pthread_mutex_lock(&A.mu);
     int have_begin = 0, have_end = 0;

@@ -2,15 +2,8 @@
 #include "gpu.h"
 
 #ifdef KBV_HAVE_CUDA
-#include <cuda_runtime_api.h>
+#include "check.h"
 
-#define GPU_CHECK(call, err)                                                                          \
-    do {                                                                                              \
-        cudaError_t e_ = (call);                                                                      \
-        if (e_ != cudaSuccess)                                                                        \
-            return kbv_seterr((err), "%s failed at %s:%d: %s (%s)", #call, __FILE__, __LINE__,         \
-                              cudaGetErrorString(e_), cudaGetErrorName(e_));                          \
-    } while (0)
 
 int gpu_compiled(void) { return 1; }
 

@@ -4,21 +4,15 @@
 #include <stdlib.h>
 
 #ifdef KBV_HAVE_CUDA
-#include <cuda_runtime_api.h>
+#include "check.h"
 
 /* bench.cu */
 int kbv_launch_cushion(cudaStream_t s, volatile int *flag, unsigned long long timeout_ns, unsigned long long *stamp);
 int kbv_launch_clock_stamp(cudaStream_t s, int nsm, unsigned long long *stamp);
 int kbv_launch_empty(cudaStream_t s);
+int kbv_launch_discard(cudaStream_t s, void *p, long long bytes);
 int kbv_launch_marker(cudaStream_t s, int end);
 
-#define T_CHECK(call, err)                                                                            \
-    do {                                                                                              \
-        cudaError_t e_ = (call);                                                                      \
-        if (e_ != cudaSuccess)                                                                        \
-            return kbv_seterr((err), "%s failed at %s:%d: %s (%s)", #call, __FILE__, __LINE__,         \
-                              cudaGetErrorString(e_), cudaGetErrorName(e_));                          \
-    } while (0)
 
 /* How long the cushion holds the stream: queueing a call longer than this, or a call that
  * waits for the GPU while queueing, ends the hold early (the sample says so). */
@@ -44,34 +38,35 @@ int gpu_timer_create(gpu_timer **out, kbv_err *err) {
     if (!t) return kbv_seterr(err, "out of memory");
     *out = t;
     int dev = 0, l2 = 0, khz = 0;
-    T_CHECK(cudaGetDevice(&dev), err);
-    T_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev), err);
-    T_CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev), err);
-    T_CHECK(cudaDeviceGetAttribute(&t->nsm, cudaDevAttrMultiProcessorCount, dev), err);
+    GPU_CHECK(cudaGetDevice(&dev), err);
+    GPU_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev), err);
+    GPU_CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev), err);
+    GPU_CHECK(cudaDeviceGetAttribute(&t->nsm, cudaDevAttrMultiProcessorCount, dev), err);
     t->l2_bytes = l2;
     t->peak_mhz = khz / 1000.0;
     t->flush_bytes = 2LL * (l2 > 0 ? l2 : (64 << 20));
     /* A blocking stream: kernels a candidate launches on the legacy default stream (the
      * `<<<grid, block>>>` default of most hand-written kernels) are ordered with it, so the
      * stop event waits for them. Work on non-blocking side streams is not: the audit finds it. */
-    T_CHECK(cudaStreamCreateWithFlags(&t->stream, cudaStreamDefault), err);
-    T_CHECK(cudaEventCreate(&t->e0), err);
-    T_CHECK(cudaEventCreate(&t->e1), err);
-    T_CHECK(cudaMalloc(&t->flush, (size_t)t->flush_bytes), err);
-    T_CHECK(cudaHostAlloc((void **)&t->flag, sizeof(int), cudaHostAllocMapped), err);
-    T_CHECK(cudaHostGetDevicePointer((void **)&t->flag_dev, (void *)t->flag, 0), err);
-    T_CHECK(cudaHostAlloc((void **)&t->stamp, 8 * sizeof *t->stamp, cudaHostAllocMapped), err);
-    T_CHECK(cudaHostGetDevicePointer((void **)&t->stamp_dev, t->stamp, 0), err);
+    GPU_CHECK(cudaStreamCreateWithFlags(&t->stream, cudaStreamDefault), err);
+    GPU_CHECK(cudaEventCreate(&t->e0), err);
+    GPU_CHECK(cudaEventCreate(&t->e1), err);
+    GPU_CHECK(cudaMalloc(&t->flush, (size_t)t->flush_bytes), err);
+    GPU_CHECK(cudaHostAlloc((void **)&t->flag, sizeof(int), cudaHostAllocMapped), err);
+    GPU_CHECK(cudaHostGetDevicePointer((void **)&t->flag_dev, (void *)t->flag, 0), err);
+    GPU_CHECK(cudaHostAlloc((void **)&t->stamp, 8 * sizeof *t->stamp, cudaHostAllocMapped), err);
+    GPU_CHECK(cudaHostGetDevicePointer((void **)&t->stamp_dev, t->stamp, 0), err);
     /* Load the kernels now, not inside the first sample. */
     *t->flag = 1;
-    T_CHECK((cudaError_t)kbv_launch_cushion(t->stream, t->flag_dev, CUSHION_NS, t->stamp_dev), err);
-    T_CHECK((cudaError_t)kbv_launch_clock_stamp(t->stream, t->nsm, t->stamp_dev + 1), err);
-    T_CHECK((cudaError_t)kbv_launch_empty(t->stream), err);
+    GPU_CHECK((cudaError_t)kbv_launch_cushion(t->stream, t->flag_dev, CUSHION_NS, t->stamp_dev), err);
+    GPU_CHECK((cudaError_t)kbv_launch_clock_stamp(t->stream, t->nsm, t->stamp_dev + 1), err);
+    GPU_CHECK((cudaError_t)kbv_launch_empty(t->stream), err);
+    GPU_CHECK((cudaError_t)kbv_launch_discard(t->stream, t->flush, t->flush_bytes), err);
     /* The audit's markers too: a kernel's first launch can load its module and wait for the
      * whole device, which would let the end marker start only after escaped work finished. */
-    T_CHECK((cudaError_t)kbv_launch_marker(t->stream, 0), err);
-    T_CHECK((cudaError_t)kbv_launch_marker(t->stream, 1), err);
-    T_CHECK(cudaStreamSynchronize(t->stream), err);
+    GPU_CHECK((cudaError_t)kbv_launch_marker(t->stream, 0), err);
+    GPU_CHECK((cudaError_t)kbv_launch_marker(t->stream, 1), err);
+    GPU_CHECK(cudaStreamSynchronize(t->stream), err);
     return 0;
 }
 
@@ -105,23 +100,24 @@ int gpu_timer_sample(gpu_timer *t, gpu_timed_fn fn, void *ctx, gpu_sample *out, 
     __atomic_store_n(t->flag, 0, __ATOMIC_SEQ_CST);
     cudaError_t e = cudaCtxResetPersistingL2Cache();
     if (e == cudaSuccess) e = cudaMemsetAsync(t->flush, (int)(t->count++ & 0xff), (size_t)t->flush_bytes, t->stream);
+    if (e == cudaSuccess) e = (cudaError_t)kbv_launch_discard(t->stream, t->flush, t->flush_bytes);
     if (e == cudaSuccess) e = (cudaError_t)kbv_launch_cushion(t->stream, t->flag_dev, CUSHION_NS, t->stamp_dev);
     if (e == cudaSuccess) e = (cudaError_t)kbv_launch_clock_stamp(t->stream, t->nsm, t->stamp_dev + 1);
     if (e == cudaSuccess) e = cudaEventRecord(t->e0, t->stream);
     if (e != cudaSuccess) {
         release(t);
-        T_CHECK(e, err);
+        GPU_CHECK(e, err);
     }
     if (fn(ctx) < 0) *call_failed = 1;
     e = cudaEventRecord(t->e1, t->stream);
     if (e == cudaSuccess) e = (cudaError_t)kbv_launch_clock_stamp(t->stream, t->nsm, t->stamp_dev + 3);
     release(t);
-    T_CHECK(e, err);
-    T_CHECK(cudaDeviceSynchronize(), err);
-    T_CHECK(cudaGetLastError(), err);
+    GPU_CHECK(e, err);
+    GPU_CHECK(cudaDeviceSynchronize(), err);
+    GPU_CHECK(cudaGetLastError(), err);
     if (*call_failed) return 0;
     float ms = 0;
-    T_CHECK(cudaEventElapsedTime(&ms, t->e0, t->e1), err);
+    GPU_CHECK(cudaEventElapsedTime(&ms, t->e0, t->e1), err);
     out->ms = ms;
     out->cushion_expired = t->stamp[0] != 0;
     if (t->stamp[1] && t->stamp[3] > t->stamp[1] && t->stamp[4] > t->stamp[2])
@@ -131,26 +127,27 @@ int gpu_timer_sample(gpu_timer *t, gpu_timed_fn fn, void *ctx, gpu_sample *out, 
 }
 
 int gpu_timer_flush(gpu_timer *t, kbv_err *err) {
-    T_CHECK(cudaCtxResetPersistingL2Cache(), err);
-    T_CHECK(cudaMemsetAsync(t->flush, (int)(t->count++ & 0xff), (size_t)t->flush_bytes, t->stream), err);
-    T_CHECK(cudaStreamSynchronize(t->stream), err);
+    GPU_CHECK(cudaCtxResetPersistingL2Cache(), err);
+    GPU_CHECK(cudaMemsetAsync(t->flush, (int)(t->count++ & 0xff), (size_t)t->flush_bytes, t->stream), err);
+    GPU_CHECK((cudaError_t)kbv_launch_discard(t->stream, t->flush, t->flush_bytes), err);
+    GPU_CHECK(cudaStreamSynchronize(t->stream), err);
     return 0;
 }
 
 int gpu_timer_sample_standard(gpu_timer *t, gpu_timed_fn fn, void *ctx, gpu_sample *out, int *call_failed, kbv_err *err) {
     out->ms = 0, out->sm_mhz = 0, out->throttled = 0, out->cushion_expired = 0;
     *call_failed = 0;
-    if (!t->flush_std) T_CHECK(cudaMalloc(&t->flush_std, (size_t)STANDARD_FLUSH_BYTES), err);
-    T_CHECK(cudaDeviceSynchronize(), err);
-    T_CHECK(cudaMemsetAsync(t->flush_std, 0, (size_t)STANDARD_FLUSH_BYTES, 0), err);
-    T_CHECK(cudaEventRecord(t->e0, 0), err);
+    if (!t->flush_std) GPU_CHECK(cudaMalloc(&t->flush_std, (size_t)STANDARD_FLUSH_BYTES), err);
+    GPU_CHECK(cudaDeviceSynchronize(), err);
+    GPU_CHECK(cudaMemsetAsync(t->flush_std, 0, (size_t)STANDARD_FLUSH_BYTES, 0), err);
+    GPU_CHECK(cudaEventRecord(t->e0, 0), err);
     if (fn(ctx) < 0) *call_failed = 1;
-    T_CHECK(cudaEventRecord(t->e1, 0), err);
-    T_CHECK(cudaDeviceSynchronize(), err);
-    T_CHECK(cudaGetLastError(), err);
+    GPU_CHECK(cudaEventRecord(t->e1, 0), err);
+    GPU_CHECK(cudaDeviceSynchronize(), err);
+    GPU_CHECK(cudaGetLastError(), err);
     if (*call_failed) return 0;
     float ms = 0;
-    T_CHECK(cudaEventElapsedTime(&ms, t->e0, t->e1), err);
+    GPU_CHECK(cudaEventElapsedTime(&ms, t->e0, t->e1), err);
     out->ms = ms;
     return 0;
 }

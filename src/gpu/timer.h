@@ -1,7 +1,8 @@
 /* timer.h -- kbv-worker's GPU clock: one sample of a call, timed with CUDA events on a
  * stream kbv owns (docs/timing.md).
  *
- * A verified sample: reset persisting L2 lines, overwrite 2x the L2, queue a cushion kernel
+ * A verified sample: reset persisting L2 lines, overwrite 2x the L2 and discard those lines
+ * (no dirty write-back left for the call to pay; sm_80 and later), queue a cushion kernel
  * that holds the stream while the call is queued (so launch latency stays outside the timed
  * region), SM-0 clock stamp, start event, the call, stop event, clock stamp, release the
  * cushion, device-wide synchronize (work that escaped the stream still finishes before the

@@ -665,6 +665,23 @@ static json_t *cmd_forward(worker *w, const json_t *cmd) {
     return r;
 }
 
+/* get_inputs() under a torch seed, on the device, as call arguments (NULL with the Python
+ * error pending). */
+static PyObject *nominal_args(worker *w, unsigned long long seed) {
+    PyObject *xs = nominal_inputs(w, seed);
+    PyObject *args = xs ? PyTuple_New(PyList_GET_SIZE(xs)) : NULL;
+    for (Py_ssize_t j = 0; args && j < PyList_GET_SIZE(xs); j++) {
+        PyObject *v = to_device(w, PyList_GET_ITEM(xs, j));
+        if (!v) {
+            Py_CLEAR(args);
+            break;
+        }
+        PyTuple_SET_ITEM(args, j, v);
+    }
+    Py_XDECREF(xs);
+    return args;
+}
+
 /* KernelBench's own correctness check, in this one process (--protocol standard): seeds 42,
  * trial seeds from torch.randint, Model and ModelNew on the same uncloned inputs, TF32 off,
  * no eval(). Saves both outputs of every trial; kbv compares them. */
@@ -696,17 +713,7 @@ static json_t *cmd_standard(worker *w, const json_t *cmd) {
     }
     json_t *list = json_array(), *fail = NULL;
     for (long long t = 0; t < trials && !fail; t++) {
-        PyObject *xs = nominal_inputs(w, (unsigned long long)seeds[t]);
-        PyObject *args = xs ? PyTuple_New(PyList_GET_SIZE(xs)) : NULL;
-        for (Py_ssize_t j = 0; args && j < PyList_GET_SIZE(xs); j++) {
-            PyObject *v = to_device(w, PyList_GET_ITEM(xs, j));
-            if (!v) {
-                Py_CLEAR(args);
-                break;
-            }
-            PyTuple_SET_ITEM(args, j, v);
-        }
-        Py_XDECREF(xs);
+        PyObject *args = nominal_args(w, (unsigned long long)seeds[t]);
         if (!args) {
             fail = fail_python("problem", "get_inputs()");
             break;
@@ -749,17 +756,7 @@ static json_t *cmd_standard(worker *w, const json_t *cmd) {
     long long time_trials = json_integer_value(json_object_get(cmd, "time_trials"));
     double mean[2] = {0, 0};
     if (!fail && time_trials > 0) {
-        PyObject *xs = nominal_inputs(w, 42);
-        PyObject *args = xs ? PyTuple_New(PyList_GET_SIZE(xs)) : NULL;
-        for (Py_ssize_t j = 0; args && j < PyList_GET_SIZE(xs); j++) {
-            PyObject *v = to_device(w, PyList_GET_ITEM(xs, j));
-            if (!v) {
-                Py_CLEAR(args);
-                break;
-            }
-            PyTuple_SET_ITEM(args, j, v);
-        }
-        Py_XDECREF(xs);
+        PyObject *args = nominal_args(w, 42);
         if (!args) fail = fail_python("problem", "get_inputs()");
         for (int m = 0; m < 2 && !fail; m++) {
             fail = standard_time(w, models[m], args, 3, (int)time_trials, &mean[m]);
