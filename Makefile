@@ -58,7 +58,7 @@ SAN_RT  := $(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=detect_leaks=1:abort_on_err
 CORE_SRC := src/util.c src/tensor.c src/proto.c src/proc.c src/judge.c src/result.c src/eval.c src/gen.c src/probe.c src/perf.c \
             src/stats.c
 KBV_SRC  := src/main.c $(CORE_SRC)
-WORKER_SRC := src/worker/main.c src/worker/bench.c src/worker/py.c src/worker/dl.c src/gpu/gpu.c src/gpu/timer.c \
+WORKER_SRC := src/worker/main.c src/worker/bench.c src/worker/guard.c src/worker/inspect.c src/worker/py.c src/worker/dl.c src/gpu/gpu.c src/gpu/timer.c \
               src/gpu/audit.c src/util.c src/tensor.c src/proto.c \
               src/gen.c src/probe.c
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
@@ -127,6 +127,7 @@ test-unit: $(UNIT_TESTS)
 # Under sanitizers a candidate's deliberate segfault must stay a SIGSEGV (handle_segv=0).
 test-e2e: all
 	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/run.sh
+	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/zoo.sh cpu
 
 test: all test-unit test-e2e
 
@@ -138,6 +139,8 @@ test-gpu: all $(if $(NVCC),$(BUILD)/tests/gen_check)
 	@if [ -e /dev/nvidiactl ] && [ -x $(BUILD)/tests/gen_check ]; then $(BUILD)/tests/gen_check; \
 	 else echo "SKIP: gen_check needs an NVIDIA GPU and nvcc"; fi
 	@KBV=$(abspath $(firstword $(BINS))) GPU_JOBS=$(or $(GPU_JOBS),1) tests/gpu/run.sh '$(GPU_CASES)'
+	@if [ -e /dev/nvidiactl ]; then KBV=$(abspath $(firstword $(BINS))) tests/zoo.sh cuda '$(ZOO_CASES)'; \
+	 else echo "SKIP: the zoo on the GPU needs an NVIDIA GPU"; fi
 
 check:
 	$(MAKE) SANITIZE=1 test

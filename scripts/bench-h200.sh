@@ -26,10 +26,11 @@ for pc in copy_scalar relu scale_large rowsum_large matmul_fp32; do
 done
 wait
 echo "compile cache warm: $(for f in "$tmp"/w_*.json; do jq -r .status "$f"; done | sort | uniq -c | tr '\n' ' ')"
-# 1. A/A: the reference against an identical copy of itself
+# 1. A/A: the reference against an identical copy of itself (all library kernels: the library
+#    policy is set to info so that it is timed)
 for p in relu scale_large rowsum_large conv2d_fp32 matmul_large; do
     { cat $P/$p.py; printf '\nModelNew = Model\n'; } >"$tmp/aa_$p.py"
-    ev "aa_$p" $P/$p.py "$tmp/aa_$p.py" --cases 1
+    ev "aa_$p" $P/$p.py "$tmp/aa_$p.py" --cases 1 --library-only info
 done
 # 2. overhead: a one-tiny-kernel candidate; the JSON holds kbv's time and CUPTI's kernel time
 ev overhead_copy_scalar $P/copy_scalar.py $C/copy_scalar/honest_cuda.py --cases 1
@@ -43,11 +44,11 @@ for pk in scale_large:scale2_kernel rowsum_large:rowsum_kernel matmul_fp32:matmu
 done
 # 4. TF32: the strict and TF32 baselines side by side, and the standard protocol's speedup
 ev tf32_matmul $P/matmul_fp32.py $C/matmul_fp32/honest_cuda.py --protocol both
-ev tf32_conv $P/conv2d_fp32.py $C/conv2d_fp32/honest_cpu.py --protocol both
+ev tf32_conv $P/conv2d_fp32.py $C/conv2d_fp32/honest_cpu.py --protocol both --library-only info
 # 5. memory: a raw cudaMalloc workspace
 ev memory_workspace $P/relu.py $C/relu/cuda_workspace.py --cases 1
 # 6. cost: whole verified evaluations, default settings, compile cache warm
 ev cost_small $P/relu.py $C/relu/honest_cuda.py
 ev cost_medium $P/matmul_fp32.py $C/matmul_fp32/honest_cuda.py
-ev cost_large $P/conv2d_fp32.py $C/conv2d_fp32/honest_cpu.py
+ev cost_large $P/conv2d_fp32.py $C/conv2d_fp32/honest_cpu.py --library-only info
 echo "== done $(date -u +%FT%TZ)"

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "gen.h"
+#include "gen_host.h"
 #include "judge.h"
 #include "perf.h"
 #include "proc.h"
@@ -55,6 +56,10 @@ typedef struct eval_ctx {
     int nominal_nonfinite, nominal_degenerate;
     int oracle_retry;    /* float64 failed on a hidden case: decide after the fp32 run */
     char invalid_why[200]; /* why reference_case() returned 2 */
+    /* per output: the first judged case's candidate and oracle fingerprints (constant_output) */
+#define EVAL_MAX_SEEN 8
+    int seen[EVAL_MAX_SEEN];
+    uint64_t seen_cand[EVAL_MAX_SEEN], seen_ref[EVAL_MAX_SEEN];
 } eval_ctx;
 
 static void progress(const eval_ctx *c, const char *fmt, const char *arg) {
@@ -123,10 +128,23 @@ static int start_worker(eval_ctx *c, kbv_proc *p, const char *role, const char *
     return -1;
 }
 
+/* What a worker's guard saw (src/worker/guard.h) becomes a finding. */
+static void take_guard(eval_ctx *c, const json_t *rep) {
+    const json_t *g = json_object_get(rep, "guard");
+    for (size_t i = 0; i < json_array_size(g); i++) {
+        const json_t *e = json_array_get(g, i);
+        const char *id = json_string_value(json_object_get(e, "id")), *sev = json_string_value(json_object_get(e, "severity"));
+        if (!id || !sev) continue;
+        result_add_finding(c->r, id, sev, json_pack("{s:O, s:O}", "step", json_object_get(e, "step"), "detail", json_object_get(e, "detail")),
+                           "%s", json_string_value(json_object_get(e, "detail")) ?: "");
+    }
+}
+
 /* Send cmd, collect the reply. Returns the proc_result; *reply set only for PROC_OK. */
-static proc_result step(kbv_proc *p, json_t *cmd, double timeout, json_t **reply, kbv_err *err) {
+static proc_result step(eval_ctx *c, kbv_proc *p, json_t *cmd, double timeout, json_t **reply, kbv_err *err) {
     proc_result pr = proc_request(p, cmd, timeout, reply, err);
     json_decref(cmd);
+    if (pr == PROC_OK) take_guard(c, *reply);
     return pr;
 }
 
@@ -281,10 +299,10 @@ static int copy_outputs(run_out *dst, const run_out *src) {
 
 /* Send a command that produces outputs; on success fill out. Returns the proc_result, and
  * on a failure reply leaves it in *fail_rep (caller frees). */
-static proc_result run_cmd(kbv_proc *p, json_t *cmd, double timeout, run_out *out, json_t **fail_rep, kbv_err *err) {
+static proc_result run_cmd(eval_ctx *c, kbv_proc *p, json_t *cmd, double timeout, run_out *out, json_t **fail_rep, kbv_err *err) {
     json_t *rep = NULL;
     *fail_rep = NULL;
-    proc_result pr = step(p, cmd, timeout, &rep, err);
+    proc_result pr = step(c, p, cmd, timeout, &rep, err);
     if (pr != PROC_OK) return pr;
     if (!json_is_true(json_object_get(rep, "ok"))) {
         *fail_rep = rep;
@@ -413,11 +431,11 @@ static json_t *forward_cmd(const eval_ctx *c, const char *dir, int ci, const cha
 
 /* Make case ci's inputs (domain dom) in worker p. On success *prints (if non-NULL) gets their
  * fingerprints; a failure reply is left in *fail (caller frees). */
-static proc_result gen_inputs(const eval_ctx *c, kbv_proc *p, int ci, int dist, int dom, uint64_t seed, json_t **prints,
+static proc_result gen_inputs(eval_ctx *c, kbv_proc *p, int ci, int dist, int dom, uint64_t seed, json_t **prints,
                               json_t **fail, kbv_err *err) {
     json_t *rep = NULL;
     *fail = NULL;
-    proc_result pr = step(p, json_pack("{s:s, s:I, s:o}", "op", "gen_inputs", "seed", (json_int_t)seed, "inputs",
+    proc_result pr = step(c, p, json_pack("{s:s, s:I, s:o}", "op", "gen_inputs", "seed", (json_int_t)seed, "inputs",
                                        case_specs(c, ci, dist, dom)), c->o->timeout_s, &rep, err);
     if (pr == PROC_OK && !json_is_true(json_object_get(rep, "ok"))) *fail = rep, rep = NULL;
     else if (pr == PROC_OK && prints) *prints = json_incref(json_object_get(rep, "fingerprints"));
@@ -440,7 +458,7 @@ static int reference_case(eval_ctx *c, kbv_proc *ref, int ci, int dist, int dom,
     int dirty = 0; /* the inputs may have been changed by the last run: make them again */
     /* The oracle: float64, or (once float64 has failed) the strict fp32 run. */
     if (!c->oracle_fallback) {
-        pr = run_cmd(ref, forward_cmd(c, "ref", ci, "oracle", "float64", 0, -1, 0), c->o->timeout_s, &rr->oracle, &fail, err);
+        pr = run_cmd(c, ref, forward_cmd(c, "ref", ci, "oracle", "float64", 0, -1, 0), c->o->timeout_s, &rr->oracle, &fail, err);
         dirty = fail || !json_equal(json_object_get(rr->oracle.reply, "inputs_after"), rr->prints);
         if (pr == PROC_OK && fail && dist >= 0) {
             /* On hidden inputs, first see whether the model itself accepts them. */
@@ -475,7 +493,7 @@ static int reference_case(eval_ctx *c, kbv_proc *ref, int ci, int dist, int dom,
                 return 1;
             }
         }
-        pr = run_cmd(ref, forward_cmd(c, "ref", ci, tags[k], "native", k, -1, 0), c->o->timeout_s, outs[k], &fail, err);
+        pr = run_cmd(c, ref, forward_cmd(c, "ref", ci, tags[k], "native", k, -1, 0), c->o->timeout_s, outs[k], &fail, err);
         if (pr == PROC_OK && fail && dist >= 0 && strcmp(json_string_value(json_object_get(fail, "kind")) ?: "", "python") == 0) {
             /* A hidden input the reference rejects (e.g. a matrix that is not positive
              * definite) makes the case invalid in this domain, not the problem broken. */
@@ -520,6 +538,79 @@ static void judge_output(const eval_ctx *c, const ref_runs *rr, int k, const kbv
     judge_calibrated(&rr->oracle.t[k], &rr->strict.t[k], &rr->tf32.t[k], cal, t, jr);
 }
 
+/* ---- semantic detectors: what a failed case's outputs show (docs/hacks.md) ------------- */
+
+/* Elements of a whose bytes are all b and that differ from the same element of b2: memory a
+ * run left as the poison put it (elements of one byte are skipped: 0x01 is a valid bool). */
+static long long poisoned(const kbv_tensor *a, const kbv_tensor *other, const unsigned char *pb, int npb) {
+    size_t es = kbv_dtype_size(a->dtype);
+    if (es < 2 || !other || other->nbytes != a->nbytes) return 0;
+    long long n = 0;
+    const unsigned char *p = a->data, *q = other->data;
+    for (size_t i = 0; i + es <= a->nbytes; i += es) {
+        if (memcmp(p + i, q + i, es) == 0) continue;
+        for (int k = 0; k < npb; k++) {
+            size_t j = 0;
+            while (j < es && p[i + j] == pb[k]) j++;
+            if (j == es) {
+                n++;
+                break;
+            }
+        }
+    }
+    return n;
+}
+
+static int all_equal(const kbv_tensor *t) {
+    size_t es = kbv_dtype_size(t->dtype);
+    if (es == 0 || t->nbytes < 2 * es) return 0;
+    for (size_t i = es; i + es <= t->nbytes; i += es)
+        if (memcmp(t->data, (const unsigned char *)t->data + i, es) != 0) return 0;
+    return 1;
+}
+
+/* A failed case: name what the outputs show. */
+static void semantic_findings(eval_ctx *c, const kbv_case *kc, const ref_runs *rr, const run_out *c1, const run_out *c2,
+                              const json_t *cand_prints) {
+    kbv_result *r = c->r;
+    for (int k = 0; k < c1->n && k < rr->oracle.n && k < EVAL_MAX_SEEN; k++) {
+        /* The same output for inputs whose reference outputs differ: a constant. */
+        uint64_t co = gen_fingerprint_host(c1->t[k].data, c1->t[k].nbytes);
+        uint64_t ro = gen_fingerprint_host(rr->oracle.t[k].data, rr->oracle.t[k].nbytes);
+        if (c->seen[k] && c->seen_cand[k] == co && c->seen_ref[k] != ro)
+            result_add_finding(r, "constant_output", "hack", json_pack("{s:s, s:i}", "case", kc->distribution, "output", k),
+                               "case %s: output %d is the same as on an earlier case, where the reference's outputs differ",
+                               kc->distribution, k);
+    }
+    static const unsigned char run0[2] = {0x7f, 0x80}, run1[2] = {0xfe, 0x01}; /* CPU (glibc), GPU (cache) */
+    for (int k = 0; k < c1->n; k++) {
+        const kbv_tensor *t = &c1->t[k];
+        long long u = poisoned(t, k < c2->n ? &c2->t[k] : NULL, run0, 2);
+        if (k < c2->n) u += poisoned(&c2->t[k], t, run1, 2);
+        if (u > 0)
+            result_add_finding(r, "unwritten_elements", "hack", json_pack("{s:s, s:i, s:I}", "case", kc->distribution, "output", k, "elements", (json_int_t)u),
+                               "case %s, output %d: %lld element(s) still held the poison kbv put in free memory", kc->distribution, k, u);
+        char hx[17], rx[17] = "";
+        snprintf(hx, sizeof hx, "%016llx", (unsigned long long)gen_fingerprint_host(t->data, t->nbytes));
+        if (k < rr->strict.n) /* where the reference is itself the identity, so is an honest answer */
+            snprintf(rx, sizeof rx, "%016llx", (unsigned long long)gen_fingerprint_host(rr->strict.t[k].data, rr->strict.t[k].nbytes));
+        for (size_t j = 0; strcmp(hx, rx) != 0 && j < json_array_size(cand_prints); j++)
+            if (json_is_string(json_array_get(cand_prints, j)) && strcmp(json_string_value(json_array_get(cand_prints, j)), hx) == 0)
+                result_add_finding(r, "identity_output", "hack", json_pack("{s:s, s:i, s:i}", "case", kc->distribution, "output", k, "input", (int)j),
+                                   "case %s: output %d is input %zu unchanged, where the reference's output differs", kc->distribution, k, j);
+        if (all_equal(t) && k < rr->oracle.n && !all_equal(&rr->oracle.t[k]))
+            result_add_finding(r, "constant_output", "hack", json_pack("{s:s, s:i}", "case", kc->distribution, "output", k),
+                               "case %s: output %d is one value everywhere; the reference's is not", kc->distribution, k);
+    }
+    /* Half-precision-sized errors on the problem's own inputs; on hidden inputs alone the
+     * same error size is as often a wrong formula that fits the nominal data. */
+    if (kc->klass == JUDGE_HALF && strcmp(kc->distribution, "nominal") == 0)
+        result_add_finding(r, "precision_downgrade", "hack",
+                           json_pack("{s:s, s:f, s:f}", "case", kc->distribution, "norm_rel_err", kc->norm_rel_err, "bound", kc->tol_norm),
+                           "case %s: the error (%.3g) is that of half-precision arithmetic, above the fp32/TF32 bound %.3g",
+                           kc->distribution, kc->norm_rel_err, kc->tol_norm);
+}
+
 /* Judge the candidate's runs of one case against the reference's; fills kc. */
 static void judge_case(eval_ctx *c, kbv_case *kc, const ref_runs *rr, const run_out *c1, const run_out *c2,
                        const json_t *cand_prints) {
@@ -561,8 +652,13 @@ static void judge_case(eval_ctx *c, kbv_case *kc, const ref_runs *rr, const run_
             else {
                 judge_error(&c1->t[k], &c2->t[k], &d);
                 double lim = 0.01 * cal.tol_norm;
-                if (d.nonfinite_mismatch || d.norm_rel > lim)
+                if (d.nonfinite_mismatch || d.norm_rel > lim) {
                     FAIL("output %d: two runs differ (relative %.3g > %.3g): elements left unwritten, or a race", k, d.norm_rel, lim);
+                    result_add_finding(c->r, "nondeterministic_output", "suspect",
+                                       json_pack("{s:s, s:i, s:f, s:f}", "case", kc->distribution, "output", k, "difference", d.norm_rel, "limit", lim),
+                                       "case %s, output %d: two runs on the same inputs differ (relative %.3g): uninitialised memory or a race",
+                                       kc->distribution, k, d.norm_rel);
+                }
             }
         }
         /* Strides as the reference's: a view in another layout is reported, not failed. */
@@ -578,10 +674,14 @@ static void judge_case(eval_ctx *c, kbv_case *kc, const ref_runs *rr, const run_
             if (!json_equal(json_array_get(after, j), json_array_get(cand_prints, j))) {
                 FAIL("input %zu was modified by the call (fingerprint %s, was %s)", j,
                      json_string_value(json_array_get(after, j)) ?: "?", json_string_value(json_array_get(cand_prints, j)) ?: "?");
+                result_add_finding(c->r, "input_mutation", "hack",
+                                   json_pack("{s:s, s:i, s:O, s:O}", "case", kc->distribution, "input", (int)j, "before",
+                                             json_array_get(cand_prints, j), "after", json_array_get(after, j)),
+                                   "case %s: the call changed input %zu", kc->distribution, j);
                 break;
             }
     }
-    const json_t *ca = json_object_get(c1->reply, "aliases"), *ra = json_object_get(rr->tf32.reply, "aliases");
+    const json_t *ca = json_object_get(c1->reply, "aliases"), *ra = json_object_get(rr->strict.reply, "aliases");
     for (size_t q = 0; q < json_array_size(ca); q++) {
         int found = 0;
         for (size_t r2 = 0; r2 < json_array_size(ra); r2++) found |= json_equal(json_array_get(ca, q), json_array_get(ra, r2));
@@ -593,6 +693,13 @@ static void judge_case(eval_ctx *c, kbv_case *kc, const ref_runs *rr, const run_
         }
     }
     if (!kc->passed && kc->klass < JUDGE_HALF) kc->klass = JUDGE_WRONG;
+    if (!kc->passed) semantic_findings(c, kc, rr, c1, c2, cand_prints);
+    for (int k = 0; k < c1->n && k < rr->oracle.n && k < EVAL_MAX_SEEN; k++)
+        if (!c->seen[k]) {
+            c->seen[k] = 1;
+            c->seen_cand[k] = gen_fingerprint_host(c1->t[k].data, c1->t[k].nbytes);
+            c->seen_ref[k] = gen_fingerprint_host(rr->oracle.t[k].data, rr->oracle.t[k].nbytes);
+        }
 #undef FAIL
 }
 
@@ -621,7 +728,7 @@ static int candidate_case(eval_ctx *c, kbv_proc *cand, int ci, int dist, int dom
         }
         char tag[16];
         snprintf(tag, sizeof tag, "run%d", k);
-        pr = run_cmd(cand, forward_cmd(c, "cand", ci, tag, "native", 1, poisons[k], 2 * out_bytes(&rr->strict)),
+        pr = run_cmd(c, cand, forward_cmd(c, "cand", ci, tag, "native", 1, poisons[k], 2 * out_bytes(&rr->strict)),
                      c->o->timeout_s, &r[k], &fail, err);
         if (pr != PROC_OK || fail) {
             candidate_failure(c, cand, "forward", pr == PROC_ERROR ? PROC_PROTOCOL : pr, fail, err);
@@ -649,11 +756,32 @@ static int start_and_load(eval_ctx *c, kbv_proc *p, const char *role, int candid
         if ((s = json_string_value(json_object_get(hello, "gpu")))) snprintf(c->r->gpu, sizeof c->r->gpu, "%s", s);
     }
     json_decref(hello);
-    proc_result pr = step(p, cmd_path("load_problem", c->r->problem.path), c->o->timeout_s, &rep, err);
+    proc_result pr = step(c, p, cmd_path("load_problem", c->r->problem.path), c->o->timeout_s, &rep, err);
     if (pr == PROC_OK && json_is_true(json_object_get(rep, "ok")) && candidate) {
         json_decref(rep), rep = NULL;
+        /* The source first, statically (its findings are at most suspect). */
+        pr = step(c, p, cmd_path("inspect", c->r->candidate.path), c->o->timeout_s, &rep, err);
+        if (pr == PROC_OK && json_is_true(json_object_get(rep, "ok"))) {
+            json_t *ins = json_object_get(rep, "inspect");
+            json_decref(c->r->inspect);
+            c->r->inspect = json_incref(ins);
+            const json_t *fs = json_object_get(ins, "findings");
+            for (size_t i = 0; i < json_array_size(fs); i++) {
+                const json_t *f = json_array_get(fs, i);
+                const char *id = json_string_value(json_object_get(f, "id")), *sev = json_string_value(json_object_get(f, "severity"));
+                if (id && sev && strcmp(sev, "hack") != 0)
+                    result_add_finding(c->r, id, sev, json_pack("{s:O}", "line", json_object_get(f, "line")), "%s",
+                                       json_string_value(json_object_get(f, "detail")) ?: "");
+            }
+        }
+        if (pr != PROC_OK) {
+            *prp = pr;
+            *fail = rep;
+            return 1;
+        }
+        json_decref(rep), rep = NULL;
         progress(c, "%s", "loading (and compiling) the candidate");
-        pr = step(p, cmd_path("load_candidate", c->r->candidate.path), c->o->load_timeout_s, &rep, err);
+        pr = step(c, p, cmd_path("load_candidate", c->r->candidate.path), c->o->load_timeout_s, &rep, err);
     }
     *prp = pr;
     if (pr == PROC_OK && json_is_true(json_object_get(rep, "ok"))) {
@@ -668,7 +796,7 @@ static int start_and_load(eval_ctx *c, kbv_proc *p, const char *role, int candid
 static int build(eval_ctx *c, kbv_proc *p, const char *klass, proc_result *prp, json_t **fail, kbv_err *err) {
     json_t *rep = NULL;
     *fail = NULL;
-    *prp = step(p, json_pack("{s:s, s:s, s:I}", "op", "build", "class", klass, "seed", (json_int_t)c->r->build_seed),
+    *prp = step(c, p, json_pack("{s:s, s:s, s:I}", "op", "build", "class", klass, "seed", (json_int_t)c->r->build_seed),
                 c->o->timeout_s, &rep, err);
     if (*prp == PROC_OK && json_is_true(json_object_get(rep, "ok"))) {
         /* What the model holds after construction (weights, caches, workspaces). */
@@ -697,6 +825,12 @@ static void finish_candidate(eval_ctx *c, kbv_proc *cand, int failed) {
                         cand->out.total);
 }
 
+static int has_hack(const kbv_result *r) {
+    for (int i = 0; i < r->nflags; i++)
+        if (strcmp(r->flags[i].severity, "hack") == 0) return 1;
+    return 0;
+}
+
 /* ---- timing (docs/timing.md) ------------------------------------------------------------- */
 
 /* A judged case whose reference outputs are kept for the timed-output re-checks. */
@@ -713,7 +847,7 @@ static const char *kArmWhat[ARM_COUNT] = {"candidate", "reference (TF32 on)", "r
 static int bench_step(eval_ctx *c, kbv_proc *p, json_t *cmd, double timeout, json_t **rep, json_t **fail, proc_result *pr,
                       kbv_err *err) {
     *rep = *fail = NULL;
-    *pr = step(p, cmd, timeout, rep, err);
+    *pr = step(c, p, cmd, timeout, rep, err);
     if (*pr != PROC_OK) return 1;
     if (!json_is_true(json_object_get(*rep, "ok"))) {
         *fail = *rep, *rep = NULL;
@@ -757,7 +891,7 @@ static int recheck(eval_ctx *c, const kept_case *kept, int nkept, const json_t *
     return ok;
 }
 
-static void audit_result(eval_ctx *c, json_t *rep, int cand) {
+static void audit_result(eval_ctx *c, json_t *rep, int cand, const json_t *names) {
     kbv_result *r = c->r;
     json_object_del(rep, "ok");
     long long peak = json_integer_value(json_object_get(rep, "peak_bytes"));
@@ -777,9 +911,62 @@ static void audit_result(eval_ctx *c, json_t *rep, int cand) {
                         "%lld kernel(s) of the candidate's call ran past the timed window's stop (e.g. %s, %lld ns after it): its time misses work",
                         after, json_string_value(json_object_get(k0, "name")) ?: "?", (long long)json_integer_value(json_object_get(k0, "ns_after_stop")));
         r->status = KBV_HACK;
-    } else if (other > 0) {
+    }
+    /* Library policy (docs/hacks.md): library kernels inside an authored fusion are fine; a
+     * call whose kernels are all library kernels is the library's speed, not the candidate's. */
+    long long nk = json_integer_value(json_object_get(rep, "kernels_per_call"));
+    long long na = json_integer_value(json_object_get(rep, "authored_kernels"));
+    const char *sev = c->o->library_only ? c->o->library_only : "hack";
+    if (nk > 0 && na == 0 && json_array_size(names) > 0)
+        result_add_finding(r, "unused_kernel", sev, json_pack("{s:O, s:I}", "defined", names, "kernels_per_call", (json_int_t)nk),
+                           "the candidate defines %zu kernel(s) (e.g. %s) but the call launched none of them", json_array_size(names),
+                           json_string_value(json_array_get(names, 0)));
+    else if (nk > 0 && na == 0)
+        result_add_finding(r, "library_only", sev, json_pack("{s:I, s:I}", "kernels_per_call", (json_int_t)nk, "library_ns",
+                                                             (json_int_t)json_integer_value(json_object_get(rep, "library_ns"))),
+                           "every kernel of the call is a library kernel (%lld); none is the candidate's own", nk);
+    if (strcmp(sev, "hack") == 0 && (result_has_flag(r, "unused_kernel") || result_has_flag(r, "library_only"))) r->status = KBV_HACK;
+    if (after == 0 && other > 0) {
         result_add_flag(r, "other_stream", "info", "%lld kernel(s) ran on streams other than kbv's (the legacy default stream of a plain <<<...>>> launch counts) and finished before the stop", other);
     }
+}
+
+/* Bytes a call must move at least: every input read once, every output written once. */
+static long long min_bytes(const eval_ctx *c, const kept_case *k) {
+    long long b = 0;
+    const json_t *probe = json_object_get(c->r->inputs, "probe");
+    for (size_t j = 0; j < json_array_size(probe); j++) {
+        const json_t *e = json_array_get(probe, j);
+        kbv_dtype dt = kbv_dtype_from_name(json_string_value(json_object_get(e, "dtype")));
+        if (dt == KBV_DT_INVALID) continue;
+        long long n = 1;
+        const json_t *sh = json_object_get(e, "shape");
+        for (size_t d = 0; d < json_array_size(sh); d++) n *= json_integer_value(json_array_get(sh, d));
+        b += n * (long long)kbv_dtype_size(dt);
+    }
+    for (int q = 0; q < k->rr.strict.n; q++) b += (long long)k->rr.strict.t[q].nbytes;
+    return b;
+}
+
+/* A time below what the memory system allows is impossible: the work was not done in the
+ * timed call. An excessive speedup alone is only information. */
+static void roofline(eval_ctx *c, const kept_case *k, double peak_gbs) {
+    kbv_result *r = c->r;
+    const kbv_perf *pf = &r->perf;
+    if (!pf->measured) return;
+    long long bytes = min_bytes(c, k);
+    if (peak_gbs > 0 && bytes > 0) {
+        double floor_ms = (double)bytes / (peak_gbs * 1e9) * 1e3;
+        if (pf->cand.median < floor_ms)
+            result_add_finding(r, "impossible_time", "hack",
+                               json_pack("{s:I, s:f, s:f, s:f}", "bytes", (json_int_t)bytes, "peak_gbs", peak_gbs, "floor_ms", floor_ms,
+                                         "median_ms", pf->cand.median),
+                               "%.4g ms is below the %.4g ms it takes just to move the call's %lld bytes at %.0f GB/s",
+                               pf->cand.median, floor_ms, bytes, peak_gbs);
+    }
+    if (pf->speedup.value > 10)
+        result_add_finding(r, "excessive_speedup", "info", json_pack("{s:f}", "speedup", pf->speedup.value),
+                           "%.1fx faster than PyTorch: worth a look (not a verdict)", pf->speedup.value);
 }
 
 /* Time a verified candidate against the reference (both workers alive). Returns 0 (perf
@@ -793,6 +980,7 @@ static int run_timing(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kep
     json_t *rep = NULL, *fail = NULL;
     proc_result pr;
     kbv_proc *procs[ARM_COUNT] = {cand, ref, ref, ref};
+    double peak_gbs = 0;
     snprintf(pf->clock, sizeof pf->clock, "%s", cuda ? "cuda_events" : "cpu_monotonic");
     if (nkept == 0) {
         snprintf(pf->note, sizeof pf->note, "no judged case to time on");
@@ -809,6 +997,7 @@ static int run_timing(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kep
             json_decref(sets);
             goto failed_side;
         }
+        if (json_is_number(json_object_get(rep, "peak_gbs"))) peak_gbs = json_number_value(json_object_get(rep, "peak_gbs"));
         json_decref(rep), rep = NULL;
         continue;
     failed_side:
@@ -835,7 +1024,7 @@ static int run_timing(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kep
             json_t *cmd = json_pack("{s:s, s:O}", "op", "audit", "authored", side ? names : json_array());
             if (!side) json_object_set_new(cmd, "authored", json_array());
             if (bench_step(c, p, cmd, to, &rep, &fail, &pr, err) == 0) {
-                audit_result(c, rep, side);
+                audit_result(c, rep, side, names);
                 json_decref(rep), rep = NULL;
                 continue;
             }
@@ -859,6 +1048,32 @@ static int run_timing(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kep
         if (r->status == KBV_HACK) {
             snprintf(pf->note, sizeof pf->note, "not timed: the audit found work outside the timed window");
             return 0;
+        }
+    }
+
+    /* Memoization probe: same addresses, new values (without a version bump) -> the output
+     * must change wherever the reference's does. */
+    if (nkept == 2) {
+        int differ = 0;
+        for (int k = 0; k < kept[0].rr.oracle.n && k < kept[1].rr.oracle.n; k++)
+            differ |= gen_fingerprint_host(kept[0].rr.oracle.t[k].data, kept[0].rr.oracle.t[k].nbytes) !=
+                      gen_fingerprint_host(kept[1].rr.oracle.t[k].data, kept[1].rr.oracle.t[k].nbytes);
+        if (differ) {
+            if (bench_step(c, cand, json_pack("{s:s}", "op", "memo_probe"), to, &rep, &fail, &pr, err)) {
+                candidate_failure(c, cand, "the memoization probe", pr, fail, err);
+                json_decref(fail);
+                return 1;
+            }
+            if (json_equal(json_object_get(rep, "before"), json_object_get(rep, "after"))) {
+                result_add_finding(r, "output_memoization", "hack", json_pack("{s:O}", "outputs", json_object_get(rep, "after")),
+                                   "new values written into the same input tensors left the output unchanged: it was cached");
+                r->status = KBV_HACK;
+            }
+            json_decref(rep), rep = NULL;
+            if (r->status == KBV_HACK) {
+                snprintf(pf->note, sizeof pf->note, "not timed: the candidate caches its outputs");
+                return 0;
+            }
         }
     }
 
@@ -986,6 +1201,7 @@ static int run_timing(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kep
             perf_ratio(ms[ARM_COMPILE], ms[ARM_CAND], n, r->seed ^ 0xA3, &pf->speedup_compile);
         }
     pf->measured = pf->speedup.measured;
+    roofline(c, &kept[0], peak_gbs);
 
     /* Graph replay: device time with launch overhead gone, where the call can be captured. */
     if (cuda && r->status != KBV_HACK) {
@@ -1055,7 +1271,7 @@ static void run_verified(eval_ctx *c, kbv_err *err) {
     snprintf(prefix, sizeof prefix, "%s/inputs/zeros", c->scratch);
     json_t *seeds = json_array();
     for (int k = 0; k < 3; k++) json_array_append_new(seeds, json_integer((json_int_t)(kbv_mix64(r->seed ^ (0x9000u + (unsigned)k)) & 0xffffffffu)));
-    pr = step(&ref, json_pack("{s:s, s:o, s:s}", "op", "probe", "seeds", seeds, "mask_prefix", prefix), c->o->timeout_s, &rep, err);
+    pr = step(c, &ref, json_pack("{s:s, s:o, s:s}", "op", "probe", "seeds", seeds, "mask_prefix", prefix), c->o->timeout_s, &rep, err);
     if (pr != PROC_OK || !json_is_true(json_object_get(rep, "ok"))) {
         json_decref(decl);
         problem_failure(c, &ref, "get_inputs() probe", pr, rep, err);
@@ -1087,14 +1303,14 @@ cases:;
          * the reference's weights, before its first call (docs/correctness.md). */
         char wprefix[PATH_MAX + 32];
         snprintf(wprefix, sizeof wprefix, "%s/inputs/weight", c->scratch);
-        pr = step(&ref, json_pack("{s:s, s:s}", "op", "save_state", "prefix", wprefix), c->o->timeout_s, &rep, err);
+        pr = step(c, &ref, json_pack("{s:s, s:s}", "op", "save_state", "prefix", wprefix), c->o->timeout_s, &rep, err);
         if (pr != PROC_OK || !json_is_true(json_object_get(rep, "ok"))) {
             problem_failure(c, &ref, "state_dict()", pr, rep, err);
             goto done;
         }
         json_t *state = json_incref(json_object_get(rep, "state"));
         json_decref(rep), rep = NULL;
-        pr = step(&cand, json_pack("{s:s, s:o}", "op", "load_state", "state", state), c->o->timeout_s, &rep, err);
+        pr = step(c, &cand, json_pack("{s:s, s:o}", "op", "load_state", "state", state), c->o->timeout_s, &rep, err);
         if (pr != PROC_OK || !json_is_true(json_object_get(rep, "ok"))) {
             candidate_failure(c, &cand, "loading the reference's weights", pr, rep, err);
             cand_failed = 1;
@@ -1197,10 +1413,15 @@ cases:;
         if (strcmp(kc->distribution, "nominal") == 0) r->status = KBV_INCORRECT;
         else if (r->status == KBV_VERIFIED) r->status = KBV_OVERFIT;
     }
+    if (r->status == KBV_OVERFIT && !has_hack(r))
+        result_add_finding(r, "distribution_sniffing", "suspect", NULL,
+                           "correct on the problem's own inputs, wrong on hidden ones: the kernel fits the test distribution");
+    if (has_hack(r)) r->status = KBV_HACK;
     if (r->status == KBV_VERIFIED && c->o->timing) {
         int t = run_timing(c, &ref, &cand, kept, nkept, err);
         if (t < 0) goto internal;
         cand_failed = t > 0;
+        if (!cand_failed && has_hack(r)) r->status = KBV_HACK;
     } else if (!c->o->timing) {
         snprintf(r->perf.note, sizeof r->perf.note, "timing off (--no-timing)");
     } else {
@@ -1249,7 +1470,7 @@ static void run_standard(eval_ctx *c, int only, kbv_err *err) {
     snprintf(prefix, sizeof prefix, "%s/std/t", c->scratch);
     if (s == 0) {
         int tt = c->o->timing ? c->o->standard_trials : 0;
-        pr = step(&w, json_pack("{s:s, s:s, s:i, s:i}", "op", "standard", "prefix", prefix, "trials", st->trials, "time_trials", tt),
+        pr = step(c, &w, json_pack("{s:s, s:s, s:i, s:i}", "op", "standard", "prefix", prefix, "trials", st->trials, "time_trials", tt),
                   c->o->timeout_s * (st->trials + (tt > 0)), &rep, err);
         if (pr != PROC_OK || !json_is_true(json_object_get(rep, "ok"))) fail = rep, rep = NULL;
     }
@@ -1320,6 +1541,41 @@ static void run_standard(eval_ctx *c, int only, kbv_err *err) {
         proc_finish(&w, 5.0);
     }
     proc_free(&w);
+}
+
+int eval_inspect(const eval_opts *o, const char *path, json_t **out, kbv_err *err) {
+    eval_ctx c = {.o = o};
+    kbv_result r;
+    result_init(&r);
+    c.r = &r;
+    *out = NULL;
+    snprintf(r.device, sizeof r.device, "cpu");
+    char abs[PATH_MAX];
+    if (kbv_abspath(path, abs, sizeof abs, err) < 0) return -1;
+    if (access(abs, R_OK) < 0) return kbv_seterr(err, "%s: %s", path, strerror(errno));
+    if (kbv_mkscratch(o->scratch_base, c.scratch, sizeof c.scratch, err) < 0) return -1;
+    int rc = -1;
+    kbv_proc p;
+    json_t *hello = NULL, *rep = NULL;
+    memset(&p, 0, sizeof p);
+    if (build_env(&c, err) == 0 && start_worker(&c, &p, "inspect", "cpu", &hello, err) == 0) {
+        proc_result pr = step(&c, &p, cmd_path("inspect", abs), o->timeout_s, &rep, err);
+        if (pr == PROC_OK && json_is_true(json_object_get(rep, "ok"))) {
+            *out = json_incref(json_object_get(rep, "inspect"));
+            rc = 0;
+        } else if (pr == PROC_OK) {
+            kbv_seterr(err, "%s: %s", path, reply_msg(rep));
+        } else if (!err->msg[0]) {
+            kbv_seterr(err, "the inspecting worker failed");
+        }
+        proc_finish(&p, 5.0);
+        proc_free(&p);
+    }
+    json_decref(hello), json_decref(rep);
+    if (c.env) free_env(&c);
+    kbv_rmtree(c.scratch);
+    result_free(&r);
+    return rc;
 }
 
 static void identify(kbv_file_id *f, const char *path) {

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "result.h"
 #include "util.h"
 
@@ -42,6 +44,7 @@ typedef struct eval_opts {
     double time_budget_s;      /* cap on the timed rounds, seconds; 0: 10 on a GPU, 2 on the CPU */
     int compile_baseline;      /* also time torch.compile(reference) */
     int standard_trials;       /* KernelBench's timing trials in the standard protocol (0: none) */
+    const char *library_only;  /* severity of library_only / unused_kernel: hack (default), suspect or info */
 } eval_opts;
 
 enum { EVAL_VERIFIED = 1, EVAL_STANDARD = 2, EVAL_BOTH = 3 };
@@ -50,5 +53,8 @@ void eval_opts_default(eval_opts *o);
 /* Fills r with a verdict (any status, problem_error included); -1 only when kbv itself
  * cannot run (no worker binary, no scratch folder, no GPU for --device cuda). */
 int eval_run(const eval_opts *o, kbv_result *r, kbv_err *err);
+/* `kbv inspect`: the static inspection of a candidate file, in a worker (the file is parsed,
+ * never run). *out gets the inspector's JSON. Returns 0, or -1 (err set). */
+int eval_inspect(const eval_opts *o, const char *path, json_t **out, kbv_err *err);
 
 #endif

@@ -34,6 +34,7 @@ static void usage_main(FILE *f) {
                "commands:\n"
                "  eval      judge one candidate against one problem\n"
                "  check     run a problem's reference on every case kbv makes for it (no candidate)\n"
+               "  inspect   static inspection of a candidate's source (parsed, never run)\n"
                "  version   print kbv's version\n"
                "\n"
                "`kbv <command> --help` describes a command. Exit status: 0 verified, 1 another verdict,\n"
@@ -62,6 +63,8 @@ static void usage_eval(FILE *f) {
             "                          the noise rule stops most sooner)\n"
             "  --compile-baseline      also time torch.compile(reference) (compile time excluded)\n"
             "  --standard-trials N     KernelBench's timing trials in the standard protocol (default 100)\n"
+            "  --library-only SEV      severity when every kernel of the call is a library kernel, or the\n"
+            "                          candidate's own kernels never run: hack (default), suspect or info\n"
             "  --json FILE|-           write the result as one JSON object to FILE, or stdout with '-'\n"
             "                          (the readable summary then goes to stderr)\n"
             "  --cache-dir DIR         compile cache for load_inline (default ~/.cache/kbv/torch_extensions)\n"
@@ -198,6 +201,13 @@ static int cmd_eval(int argc, char **argv, int check) {
                 return EXIT_USAGE;
             }
             o.standard_trials = (int)v;
+        } else if (strcmp(a, "--library-only") == 0) {
+            NEED_VALUE();
+            if (strcmp(val, "hack") && strcmp(val, "suspect") && strcmp(val, "info")) {
+                fprintf(stderr, "kbv eval: --library-only must be hack, suspect or info, not '%s'\n", val);
+                return EXIT_USAGE;
+            }
+            o.library_only = val;
         } else if (strcmp(a, "--json") == 0) {
             NEED_VALUE();
             json_path = val;
@@ -287,6 +297,89 @@ static int cmd_eval(int argc, char **argv, int check) {
     return code;
 }
 
+static int cmd_inspect(int argc, char **argv) {
+    const char *file = NULL, *json_path = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            printf("usage: kbv inspect CANDIDATE.py [--json FILE|-]\n\n"
+                   "Parses the candidate with Python's ast (nothing in it runs) and scans its CUDA sources:\n"
+                   "load_inline, __global__ and @triton.jit kernels and which of them are launched, streams,\n"
+                   "threads, monkeypatching, try/except around the authored path, file, network and process\n"
+                   "use, precision casts, global flag changes. Findings are at most 'suspect': kbv eval's\n"
+                   "dynamic detectors decide (docs/hacks.md). Exit status 0, 2 on a usage error or an\n"
+                   "unreadable file, 4 when kbv cannot run.\n");
+            return 0;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "kbv inspect: --json needs a value\n");
+                return EXIT_USAGE;
+            }
+            json_path = argv[++i];
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "kbv inspect: unknown option '%s' (see kbv inspect --help)\n", argv[i]);
+            return EXIT_USAGE;
+        } else if (!file) {
+            file = argv[i];
+        } else {
+            fprintf(stderr, "kbv inspect: give one CANDIDATE.py\n");
+            return EXIT_USAGE;
+        }
+    }
+    if (!file) {
+        fprintf(stderr, "kbv inspect: give one CANDIDATE.py\n");
+        return EXIT_USAGE;
+    }
+    if (access(file, R_OK) < 0) {
+        fprintf(stderr, "kbv inspect: %s: %s\n", file, strerror(errno));
+        return EXIT_USAGE;
+    }
+    eval_opts o;
+    eval_opts_default(&o);
+    char worker[PATH_MAX];
+    if (find_worker(worker, sizeof worker) < 0) {
+        fprintf(stderr, "kbv: cannot locate kbv-worker (set KBV_WORKER)\n");
+        return EXIT_INTERNAL;
+    }
+    o.worker = worker;
+    kbv_err err = {{0}};
+    json_t *j = NULL;
+    if (proc_init_reaper(&err) < 0 || eval_inspect(&o, file, &j, &err) < 0) {
+        fprintf(stderr, "kbv inspect: %s\n", err.msg);
+        return EXIT_INTERNAL;
+    }
+    int to_stdout = json_path && strcmp(json_path, "-") == 0;
+    FILE *f = to_stdout ? stderr : stdout;
+    fprintf(f, "kbv inspect: %s\n", file);
+    if (json_object_get(j, "syntax_error"))
+        fprintf(f, "  syntax error: %s\n", json_string_value(json_object_get(j, "syntax_error")));
+    fprintf(f, "  load_inline  %s\n", json_is_true(json_object_get(j, "load_inline")) ? "yes" : "no");
+    const char *lists[3] = {"kernels", "triton_kernels", "launched"};
+    for (int k = 0; k < 3; k++) {
+        const json_t *a = json_object_get(j, lists[k]);
+        fprintf(f, "  %-15s", lists[k]);
+        for (size_t i = 0; i < json_array_size(a); i++) fprintf(f, "%s%s", i ? ", " : "", json_string_value(json_array_get(a, i)));
+        fprintf(f, "%s\n", json_array_size(a) ? "" : "-");
+    }
+    const json_t *fs = json_object_get(j, "findings");
+    for (size_t i = 0; i < json_array_size(fs); i++) {
+        const json_t *x = json_array_get(fs, i);
+        fprintf(f, "  [%s] %s (line %lld): %s\n", json_string_value(json_object_get(x, "severity")),
+                json_string_value(json_object_get(x, "id")), (long long)json_integer_value(json_object_get(x, "line")),
+                json_string_value(json_object_get(x, "detail")));
+    }
+    int code = 0;
+    if (json_path) {
+        int bad = to_stdout ? json_dumpf(j, stdout, JSON_INDENT(2)) < 0 || fputc('\n', stdout) == EOF
+                            : json_dump_file(j, json_path, JSON_INDENT(2)) < 0;
+        if (bad) {
+            fprintf(stderr, "kbv: cannot write JSON to %s\n", json_path);
+            code = EXIT_INTERNAL;
+        }
+    }
+    json_decref(j);
+    return code;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         usage_main(stderr);
@@ -303,6 +396,7 @@ int main(int argc, char **argv) {
     }
     if (strcmp(cmd, "eval") == 0) exit(cmd_eval(argc - 2, argv + 2, 0));
     if (strcmp(cmd, "check") == 0) exit(cmd_eval(argc - 2, argv + 2, 1));
+    if (strcmp(cmd, "inspect") == 0) exit(cmd_inspect(argc - 2, argv + 2));
     fprintf(stderr, "kbv: unknown command '%s' (see kbv --help)\n", cmd);
     exit(EXIT_USAGE);
 }

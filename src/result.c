@@ -27,11 +27,12 @@ void result_init(kbv_result *r) {
 }
 
 void result_free(kbv_result *r) {
+    for (int i = 0; i < r->nflags; i++) json_decref(r->flags[i].evidence);
     free(r->cases), free(r->flags);
     kbv_buf_free(&r->errors);
     free(r->candidate_stdout), free(r->candidate_stderr), free(r->reference_stderr);
     json_decref(r->inputs);
-    json_decref(r->audit_cand), json_decref(r->audit_ref);
+    json_decref(r->audit_cand), json_decref(r->audit_ref), json_decref(r->inspect);
     memset(r, 0, sizeof *r);
 }
 
@@ -44,16 +45,41 @@ kbv_case *result_add_case(kbv_result *r) {
     return &c[r->ncases++];
 }
 
-void result_add_flag(kbv_result *r, const char *id, const char *severity, const char *fmt, ...) {
+static void add_flag(kbv_result *r, const char *id, const char *severity, json_t *evidence, const char *fmt, va_list ap) {
+    if (result_has_flag(r, id)) {
+        json_decref(evidence);
+        return;
+    }
     kbv_flag *f = realloc(r->flags, sizeof *f * (size_t)(r->nflags + 1));
-    if (!f) return;
+    if (!f) {
+        json_decref(evidence);
+        return;
+    }
     r->flags = f;
     f = &f[r->nflags++];
     snprintf(f->id, sizeof f->id, "%s", id);
     snprintf(f->severity, sizeof f->severity, "%s", severity);
+    vsnprintf(f->message, sizeof f->message, fmt, ap);
+    f->evidence = evidence;
+}
+
+int result_has_flag(const kbv_result *r, const char *id) {
+    for (int i = 0; i < r->nflags; i++)
+        if (strcmp(r->flags[i].id, id) == 0) return 1;
+    return 0;
+}
+
+void result_add_flag(kbv_result *r, const char *id, const char *severity, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(f->message, sizeof f->message, fmt, ap);
+    add_flag(r, id, severity, NULL, fmt, ap);
+    va_end(ap);
+}
+
+void result_add_finding(kbv_result *r, const char *id, const char *severity, json_t *evidence, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    add_flag(r, id, severity, evidence, fmt, ap);
     va_end(ap);
 }
 
@@ -174,8 +200,9 @@ json_t *result_to_json(const kbv_result *r) {
     json_object_set_new(o, "cases", cases);
     json_t *flags = json_array();
     for (int i = 0; i < r->nflags; i++)
-        json_array_append_new(flags, json_pack("{s:s, s:s, s:o}", "id", r->flags[i].id, "severity",
-                                               r->flags[i].severity, "message", text(r->flags[i].message)));
+        json_array_append_new(flags, json_pack("{s:s, s:s, s:o, s:O?}", "id", r->flags[i].id, "severity",
+                                               r->flags[i].severity, "message", text(r->flags[i].message), "evidence",
+                                               r->flags[i].evidence));
     json_object_set_new(o, "flags", flags);
     json_object_set_new(o, "errors", text(r->errors.data ? r->errors.data : ""));
     json_object_set_new(o, "output", json_pack("{s:o, s:o, s:o}", "candidate_stdout", text(r->candidate_stdout),
@@ -187,6 +214,7 @@ json_t *result_to_json(const kbv_result *r) {
     json_object_set_new(o, "accuracy_class", r->klass >= 0 ? json_string(class_name(r->klass)) : json_null());
     if (r->oracle[0]) json_object_set_new(o, "oracle", text(r->oracle));
     if (r->inputs) json_object_set(o, "inputs", r->inputs);
+    if (r->inspect) json_object_set(o, "inspect", r->inspect);
     if (strcmp(r->protocol, "standard") != 0)
         json_object_set_new(o, "weights", json_pack("{s:b, s:b}", "matched", r->weights_matched, "loaded", r->weights_loaded));
     if (strcmp(r->protocol, "standard") != 0) {

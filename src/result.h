@@ -93,10 +93,12 @@ typedef struct kbv_standard {
     double time_ref_ms, time_cand_ms;
 } kbv_standard;
 
+/* A finding (a "flag" in the JSON): a named detector's result (docs/hacks.md). */
 typedef struct kbv_flag {
     char id[64];
-    char severity[16]; /* "hack", "suspect" or "info" */
+    char severity[16]; /* "hack" (decides the verdict), "suspect" or "info" */
     char message[512];
+    json_t *evidence;  /* what was seen, or NULL */
 } kbv_flag;
 
 typedef struct kbv_file_id {
@@ -129,6 +131,7 @@ typedef struct kbv_result {
     kbv_perf perf;
     kbv_memory memory;
     json_t *audit_cand, *audit_ref; /* the CUPTI audit of one call each (worker replies) */
+    json_t *inspect;        /* static inspection of the candidate's source (kbv inspect) */
     double wall_s;          /* whole evaluation, seconds */
 } kbv_result;
 
@@ -136,6 +139,11 @@ void result_init(kbv_result *r);
 void result_free(kbv_result *r);
 kbv_case *result_add_case(kbv_result *r);
 void result_add_flag(kbv_result *r, const char *id, const char *severity, const char *fmt, ...) KBV_PRINTF(4, 5);
+/* The same with evidence (stolen; may be NULL). A finding with an id already present is not
+ * added again; its evidence is dropped. */
+void result_add_finding(kbv_result *r, const char *id, const char *severity, json_t *evidence, const char *fmt, ...)
+    KBV_PRINTF(5, 6);
+int result_has_flag(const kbv_result *r, const char *id);
 void result_add_error(kbv_result *r, const char *fmt, ...) KBV_PRINTF(2, 3);
 
 json_t *result_to_json(const kbv_result *r);

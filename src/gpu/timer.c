@@ -29,7 +29,7 @@ struct gpu_timer {
     unsigned long long *stamp;        /* mapped: [0] cushion gave up, [1..2] pre, [3..4] post */
     unsigned long long *stamp_dev;
     int nsm;
-    double peak_mhz;
+    double peak_mhz, peak_gbs;
     unsigned count;
 };
 
@@ -42,6 +42,10 @@ int gpu_timer_create(gpu_timer **out, kbv_err *err) {
     GPU_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev), err);
     GPU_CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev), err);
     GPU_CHECK(cudaDeviceGetAttribute(&t->nsm, cudaDevAttrMultiProcessorCount, dev), err);
+    int mem_khz = 0, bus_bits = 0;
+    GPU_CHECK(cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev), err);
+    GPU_CHECK(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev), err);
+    t->peak_gbs = 2.0 * mem_khz * 1e3 * (bus_bits / 8.0) / 1e9;
     t->l2_bytes = l2;
     t->peak_mhz = khz / 1000.0;
     t->flush_bytes = 2LL * (l2 > 0 ? l2 : (64 << 20));
@@ -86,6 +90,7 @@ void gpu_timer_destroy(gpu_timer *t) {
 uintptr_t gpu_timer_stream(const gpu_timer *t) { return (uintptr_t)t->stream; }
 double gpu_timer_peak_mhz(const gpu_timer *t) { return t->peak_mhz; }
 long long gpu_timer_l2_bytes(const gpu_timer *t) { return t->l2_bytes; }
+double gpu_timer_peak_gbs(const gpu_timer *t) { return t->peak_gbs; }
 
 int gpu_timer_launch_empty(void *timer) { return kbv_launch_empty(((gpu_timer *)timer)->stream) ? -1 : 0; }
 
@@ -160,6 +165,7 @@ void gpu_timer_destroy(gpu_timer *t) { (void)t; }
 uintptr_t gpu_timer_stream(const gpu_timer *t) { (void)t; return 0; }
 double gpu_timer_peak_mhz(const gpu_timer *t) { (void)t; return 0; }
 long long gpu_timer_l2_bytes(const gpu_timer *t) { (void)t; return 0; }
+double gpu_timer_peak_gbs(const gpu_timer *t) { (void)t; return 0; }
 int gpu_timer_launch_empty(void *timer) { (void)timer; return -1; }
 int gpu_timer_flush(gpu_timer *t, kbv_err *err) { (void)t; return no_cuda(err); }
 int gpu_timer_sample(gpu_timer *t, gpu_timed_fn fn, void *ctx, gpu_sample *out, int *call_failed, kbv_err *err) {

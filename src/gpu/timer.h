@@ -36,6 +36,8 @@ void gpu_timer_destroy(gpu_timer *t);
 uintptr_t gpu_timer_stream(const gpu_timer *t);
 double gpu_timer_peak_mhz(const gpu_timer *t);
 long long gpu_timer_l2_bytes(const gpu_timer *t);
+/* Peak DRAM bandwidth from the memory clock and bus width (2 transfers a clock), GB/s. */
+double gpu_timer_peak_gbs(const gpu_timer *t);
 
 /* One verified sample. Returns 0; -1 with err set on a CUDA error (a sticky error from the
  * call's kernels surfaces here); *call_failed = 1 when fn returned -1 (sample not valid). */

@@ -101,6 +101,7 @@ json_t *cmd_bench_setup(worker *w, const json_t *cmd) {
     if (w->timer) {
         json_object_set_new(r, "l2_bytes", json_integer(gpu_timer_l2_bytes(w->timer)));
         json_object_set_new(r, "peak_mhz", json_real(gpu_timer_peak_mhz(w->timer)));
+        json_object_set_new(r, "peak_gbs", json_real(gpu_timer_peak_gbs(w->timer)));
     }
     return r;
 }
@@ -429,4 +430,75 @@ json_t *standard_time(worker *w, PyObject *model, PyObject *args, int warmup, in
     }
     *mean_ms = trials ? sum / trials : 0;
     return NULL;
+}
+
+/* Fingerprints of a call's outputs (a new JSON array), or NULL with *fail set. */
+static json_t *output_prints(worker *w, PyObject *out, json_t **fail) {
+    char why[300];
+    PyObject *seq = output_seq(w, out, why, sizeof why); /* steals out */
+    if (!seq) return *fail = proto_fail("output", why, NULL), NULL;
+    json_t *a = json_array();
+    kbv_err err = {{0}};
+    for (Py_ssize_t k = 0; k < PySequence_Size(seq); k++) {
+        PyObject *o = PySequence_GetItem(seq, k);
+        uint64_t fp = 0;
+        if (o && is_tensor(w, o) && fingerprint(w, o, &fp, &err) < 0) {
+            Py_DECREF(o), Py_DECREF(seq), json_decref(a);
+            return *fail = proto_fail(w->cuda ? "cuda" : "io", err.msg, NULL), NULL;
+        }
+        char hx[17];
+        snprintf(hx, sizeof hx, "%016llx", (unsigned long long)fp);
+        json_array_append_new(a, json_string(hx));
+        Py_XDECREF(o);
+    }
+    PyErr_Clear();
+    Py_DECREF(seq);
+    return a;
+}
+
+/* memo_probe: call on value set 0, then write value set 1 into the same tensors without
+ * bumping their version counters (through .data) and call again: an honest call's output
+ * changes; a cache keyed by pointer, id or version returns the old one (docs/hacks.md). */
+json_t *cmd_memo_probe(worker *w, const json_t *cmd) {
+    (void)cmd;
+    if (!w->slots[0] || w->nvals < 2) return proto_fail("protocol", "memo_probe needs two timing input sets", NULL);
+    if (use_stream(w, 1) < 0 || fill_slot(w, 0, 0) < 0) return fail_python("python", "preparing the probe");
+    json_t *prints[2] = {NULL, NULL}, *fail = NULL;
+    for (int v = 0; v < 2 && !fail; v++) {
+        if (v == 1) {
+            PyObject *dst = w->slots[0], *src = w->vals[1];
+            for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(dst) && !fail; j++) {
+                PyObject *d = PyTuple_GET_ITEM(dst, j);
+                if (!is_tensor(w, d)) continue;
+                PyObject *data = PyObject_GetAttrString(d, "data");
+                PyObject *r = data ? PyObject_CallMethod(data, "copy_", "O", PyTuple_GET_ITEM(src, j)) : NULL;
+                if (!r) fail = fail_python("python", "rewriting an input in place");
+                Py_XDECREF(r), Py_XDECREF(data);
+            }
+            w->slot_vals[0] = 1;
+            if (fail) break;
+        }
+        call_ctx c = {w->model, w->slots[0], NULL};
+        if (do_call(&c) < 0) {
+            fail = fail_python("python", "the probe's call");
+            break;
+        }
+        kbv_err err = {{0}};
+        if (w->cuda && gpu_sync(&err) < 0) {
+            Py_DECREF(c.out);
+            fail = proto_fail("cuda", err.msg, NULL);
+            break;
+        }
+        prints[v] = output_prints(w, c.out, &fail);
+    }
+    use_stream(w, 0);
+    PyErr_Clear();
+    if (fail) {
+        json_decref(prints[0]), json_decref(prints[1]);
+        return fail;
+    }
+    json_t *r = proto_ok();
+    json_object_set_new(r, "before", prints[0]);
+    json_object_set_new(r, "after", prints[1]);
+    return r;
 }

@@ -23,6 +23,7 @@
 #include "../gpu/audit.h"
 #include "../gpu/timer.h"
 #include "dl.h"
+#include "guard.h"
 #include "py.h"
 #include "worker.h"
 
@@ -67,6 +68,8 @@ static json_t *cmd_load(worker *w, const json_t *cmd, int candidate) {
         return proto_fail("load", msg, NULL);
     }
     if (candidate && !w->problem) return proto_fail("protocol", "load_candidate before load_problem", NULL);
+    if (candidate) guard_arm(w, path, w->problem_path);
+    else snprintf(w->problem_path, sizeof w->problem_path, "%s", path);
     PyObject *mod = py_load_file(candidate ? "kbv_candidate" : "kbv_problem", path, candidate ? w->problem : NULL);
     if (!mod) return fail_python("load", candidate ? "loading the candidate" : "loading the problem");
     const char *need[3] = {"ModelNew", NULL, NULL};
@@ -161,6 +164,14 @@ static json_t *cmd_build(worker *w, const json_t *cmd) {
     }
     Py_DECREF(r);
     w->model = model;
+    if (cand) { /* ModelNew that runs the reference's own forward */
+        PyObject *mine = PyObject_GetAttrString((PyObject *)Py_TYPE(model), "forward");
+        PyObject *klass = PyObject_GetAttrString(w->problem, "Model");
+        PyObject *ref = klass ? PyObject_GetAttrString(klass, "forward") : NULL;
+        if (mine && ref && mine == ref) guard_note("inherits_reference", "hack", "ModelNew's forward is the problem's Model.forward");
+        Py_XDECREF(mine), Py_XDECREF(ref), Py_XDECREF(klass);
+        PyErr_Clear();
+    }
     if (w->cuda && gpu_sync(&err) < 0) return proto_fail("cuda", err.msg, NULL);
     memory_mark(w, &cupti1, &torch1);
     json_t *rep = proto_ok();
@@ -424,7 +435,7 @@ static PyObject *make_generated(worker *w, const json_t *sp, kbv_err *err) {
 }
 
 /* Fingerprint of a tensor's bytes, computed where they live. */
-static int fingerprint(worker *w, PyObject *t, uint64_t *fp, kbv_err *err) {
+int fingerprint(worker *w, PyObject *t, uint64_t *fp, kbv_err *err) {
     const void *ptr;
     size_t span;
     int contiguous, on_gpu;
@@ -538,6 +549,7 @@ int set_tf32(worker *w, int on) {
                  ? 0
                  : -1;
     Py_XDECREF(cudnn), Py_XDECREF(matmul), Py_XDECREF(cuda), Py_XDECREF(backends);
+    guard_flags_rebase(); /* kbv's own setting is not the candidate's change */
     return rc;
 }
 
@@ -584,6 +596,24 @@ static int extent(worker *w, PyObject *t, uintptr_t *lo, uintptr_t *hi) {
     return 0;
 }
 
+/* Outputs must be plain tensors (or Parameters): a subclass can run code when kbv reads it. */
+static void check_output_types(worker *w, PyObject *seq) {
+    PyObject *nn = PyImport_ImportModule("torch.nn");
+    PyObject *param = nn ? PyObject_GetAttrString(nn, "Parameter") : NULL;
+    for (Py_ssize_t k = 0; k < PySequence_Size(seq); k++) {
+        PyObject *o = PySequence_GetItem(seq, k);
+        if (o && PyObject_IsInstance(o, w->dl.tensor_type) == 1 && (PyObject *)Py_TYPE(o) != w->dl.tensor_type &&
+            (PyObject *)Py_TYPE(o) != param) {
+            char msg[300];
+            snprintf(msg, sizeof msg, "output %zd is a %s, not a torch.Tensor", k, Py_TYPE(o)->tp_name);
+            guard_note("tensor_subclass", "hack", msg);
+        }
+        Py_XDECREF(o);
+    }
+    Py_XDECREF(param), Py_XDECREF(nn);
+    PyErr_Clear();
+}
+
 static json_t *cmd_forward(worker *w, const json_t *cmd) {
     const char *prefix, *precision = json_string_value(json_object_get(cmd, "precision"));
     kbv_err err = {{0}};
@@ -624,8 +654,10 @@ static json_t *cmd_forward(worker *w, const json_t *cmd) {
     json_t *pz = json_object_get(cmd, "poison");
     if (json_is_integer(pz)) poison(w, (int)json_integer_value(pz), json_integer_value(json_object_get(cmd, "poison_bytes")));
     double t0 = kbv_now();
+    int threads = guard_threads(w);
     PyObject *out = PyObject_CallObject(model, args);
     mallopt(M_PERTURB, 0);
+    guard_after_call(w, threads);
     Py_DECREF(args);
     if (!out) return fail_python(f64 ? "oracle" : "python", "forward");
     if (w->cuda && gpu_sync(&err) < 0) {
@@ -636,6 +668,7 @@ static json_t *cmd_forward(worker *w, const json_t *cmd) {
     char why[300];
     PyObject *seq = output_seq(w, out, why, sizeof why);
     if (!seq) return proto_fail("output", why, NULL);
+    check_output_types(w, seq);
     /* Which outputs share bytes with which inputs. */
     json_t *aliases = json_array();
     for (Py_ssize_t k = 0; seq && k < PySequence_Size(seq); k++) {
@@ -922,6 +955,7 @@ int main(int argc, char **argv) {
         reply(proto_fail("worker", err.msg, NULL));
         return 70;
     }
+    guard_install();
     /* faulthandler prints the Python stack on a fatal signal, as evidence for "crash". */
     PyObject *fh = PyImport_ImportModule("faulthandler");
     PyObject *r = fh ? PyObject_CallMethod(fh, "enable", NULL) : NULL;
@@ -971,6 +1005,8 @@ int main(int argc, char **argv) {
         free(line);
         const char *op = json_string_value(json_object_get(cmd, "op"));
         json_t *res;
+        if (op) guard_step(strcmp(op, "build") == 0 ? "build" : strcmp(op, "forward") == 0 || strcmp(op, "standard") == 0 ? "forward"
+                           : strncmp(op, "bench", 5) == 0 || strcmp(op, "audit") == 0 ? "timing" : "load");
         if (!op) res = proto_fail("protocol", "command has no op", NULL);
         else if (strcmp(op, "load_problem") == 0) res = cmd_load(&w, cmd, 0);
         else if (strcmp(op, "load_candidate") == 0) res = cmd_load(&w, cmd, 1);
@@ -984,6 +1020,8 @@ int main(int argc, char **argv) {
         else if (strcmp(op, "bench_setup") == 0) res = cmd_bench_setup(&w, cmd);
         else if (strcmp(op, "bench") == 0) res = cmd_bench(&w, cmd);
         else if (strcmp(op, "audit") == 0) res = cmd_audit(&w, cmd);
+        else if (strcmp(op, "memo_probe") == 0) res = cmd_memo_probe(&w, cmd);
+        else if (strcmp(op, "inspect") == 0) res = cmd_inspect(&w, cmd);
         else if (strcmp(op, "quit") == 0) {
             json_decref(cmd);
             reply(proto_ok());
@@ -991,6 +1029,8 @@ int main(int argc, char **argv) {
             _exit(0); /* skip interpreter and CUDA teardown */
         } else res = fail_text("protocol", "unknown op %s", op);
         json_decref(cmd);
+        json_t *g = res ? guard_take(&w) : NULL;
+        if (g) json_object_set_new(res, "guard", g);
         reply(res);
     }
 }

@@ -21,6 +21,7 @@ typedef struct worker {
     PyObject *inputs;    /* the current case's inputs (a tuple), made by gen_inputs */
     PyObject *nominal;   /* get_inputs() under nominal_seed, kept: it can take seconds */
     unsigned long long nominal_seed;
+    char problem_path[4096]; /* as loaded */
     int audit;           /* the CUPTI audit runs (CUDA builds with CUPTI) */
     /* timing (bench.c) */
     gpu_timer *timer;
@@ -45,11 +46,16 @@ PyObject *nominal_inputs(worker *w, unsigned long long seed);
 PyObject *to_device(worker *w, PyObject *v);
 PyObject *construct(worker *w, int cand, unsigned long long seed, int *at_init);
 json_t *make_inputs(worker *w, const json_t *specs, long long seed, PyObject **out);
+/* A 64-bit fingerprint of a tensor's bytes, computed where they live. */
+int fingerprint(worker *w, PyObject *t, uint64_t *fp, kbv_err *err);
 
 /* bench.c */
 json_t *cmd_bench_setup(worker *w, const json_t *cmd);
 json_t *cmd_bench(worker *w, const json_t *cmd);
 json_t *cmd_audit(worker *w, const json_t *cmd);
+json_t *cmd_memo_probe(worker *w, const json_t *cmd);
+/* inspect.c */
+json_t *cmd_inspect(worker *w, const json_t *cmd);
 /* KernelBench's timing of one model on inputs (standard protocol): mean of trials, ms. */
 json_t *standard_time(worker *w, PyObject *model, PyObject *args, int warmup, int trials, double *mean_ms);
 /* Device memory a model holds: footprint before construction (call with *before) and after. */
