@@ -98,6 +98,18 @@ static void release(gpu_timer *t) {
     __atomic_store_n(t->flag, 1, __ATOMIC_SEQ_CST);
 }
 
+/* After the stop event: wait for the whole device (a sticky error of the call surfaces here)
+ * and read the elapsed time, unless the call itself failed. */
+static int settle(gpu_timer *t, gpu_sample *out, int call_failed, kbv_err *err) {
+    GPU_CHECK(cudaDeviceSynchronize(), err);
+    GPU_CHECK(cudaGetLastError(), err);
+    if (call_failed) return 0;
+    float ms = 0;
+    GPU_CHECK(cudaEventElapsedTime(&ms, t->e0, t->e1), err);
+    out->ms = ms;
+    return 0;
+}
+
 int gpu_timer_sample(gpu_timer *t, gpu_timed_fn fn, void *ctx, gpu_sample *out, int *call_failed, kbv_err *err) {
     out->ms = 0, out->sm_mhz = 0, out->throttled = 0, out->cushion_expired = 0;
     *call_failed = 0;
@@ -118,12 +130,8 @@ int gpu_timer_sample(gpu_timer *t, gpu_timed_fn fn, void *ctx, gpu_sample *out, 
     if (e == cudaSuccess) e = (cudaError_t)kbv_launch_clock_stamp(t->stream, t->nsm, t->stamp_dev + 3);
     release(t);
     GPU_CHECK(e, err);
-    GPU_CHECK(cudaDeviceSynchronize(), err);
-    GPU_CHECK(cudaGetLastError(), err);
+    if (settle(t, out, *call_failed, err) < 0) return -1;
     if (*call_failed) return 0;
-    float ms = 0;
-    GPU_CHECK(cudaEventElapsedTime(&ms, t->e0, t->e1), err);
-    out->ms = ms;
     out->cushion_expired = t->stamp[0] != 0;
     if (t->stamp[1] && t->stamp[3] > t->stamp[1] && t->stamp[4] > t->stamp[2])
         out->sm_mhz = (double)(t->stamp[4] - t->stamp[2]) / (double)(t->stamp[3] - t->stamp[1]) * 1000.0;
@@ -148,13 +156,7 @@ int gpu_timer_sample_standard(gpu_timer *t, gpu_timed_fn fn, void *ctx, gpu_samp
     GPU_CHECK(cudaEventRecord(t->e0, 0), err);
     if (fn(ctx) < 0) *call_failed = 1;
     GPU_CHECK(cudaEventRecord(t->e1, 0), err);
-    GPU_CHECK(cudaDeviceSynchronize(), err);
-    GPU_CHECK(cudaGetLastError(), err);
-    if (*call_failed) return 0;
-    float ms = 0;
-    GPU_CHECK(cudaEventElapsedTime(&ms, t->e0, t->e1), err);
-    out->ms = ms;
-    return 0;
+    return settle(t, out, *call_failed, err);
 }
 
 #else /* built without CUDA */
