@@ -53,10 +53,11 @@ CFLAGS  := $(CSTD) $(WARN) $(OPT) -ffp-contract=off $(EXTRA_CFLAGS)
 NVCC_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_75,code=compute_75
 NVCCFLAGS := -O2 -fmad=false -std=c++17 $(NVCC_ARCH)
 LDLIBS  := -ljansson -lcrypto -lm
+KBV_LIBS := -lsqlite3
 SAN_RT  := $(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1,)
 
 CORE_SRC := src/util.c src/tensor.c src/proto.c src/proc.c src/judge.c src/result.c src/eval.c src/gen.c src/probe.c src/perf.c \
-            src/stats.c
+            src/stats.c src/db.c src/run.c src/report.c
 KBV_SRC  := src/main.c $(CORE_SRC)
 WORKER_SRC := src/worker/main.c src/worker/bench.c src/worker/guard.c src/worker/inspect.c src/worker/py.c src/worker/dl.c src/gpu/gpu.c src/gpu/timer.c \
               src/gpu/audit.c src/util.c src/tensor.c src/proto.c \
@@ -112,14 +113,14 @@ $(BUILD)/w/src/gpu/bench_cu.o: src/gpu/bench.cu
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
 kbv $(BUILD)/kbv: $(KBV_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(KBV_LIBS) $(LDLIBS)
 
 kbv-worker $(BUILD)/kbv-worker: $(WORKER_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(PY_LIBS) $(CUDA_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_OBJ) tests/unit/check.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Isrc -o $@ $< $(CORE_OBJ) $(LDLIBS)
+	$(CC) $(CFLAGS) -Isrc -o $@ $< $(CORE_OBJ) $(KBV_LIBS) $(LDLIBS)
 
 test-unit: $(UNIT_TESTS)
 	@fail=0; for t in $(UNIT_TESTS); do $(SAN_RT) $$t || fail=1; done; exit $$fail
@@ -128,6 +129,7 @@ test-unit: $(UNIT_TESTS)
 test-e2e: all
 	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/run.sh
 	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/zoo.sh cpu
+	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/run_db.sh
 
 test: all test-unit test-e2e
 

@@ -14,13 +14,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "db.h"
 #include "eval.h"
+#include "report.h"
+#include "run.h"
 #include "proc.h"
 #include "result.h"
 
 enum { EXIT_VERIFIED = 0, EXIT_VERDICT = 1, EXIT_USAGE = 2, EXIT_PROBLEM = 3, EXIT_INTERNAL = 4 };
 
-#define KBV_VERSION "0.1.0"
 
 static const char *kDefaultProblem = "examples/problems/matmul_fp32.py";
 static const char *kDefaultCuda = "examples/candidates/matmul_fp32/honest_cuda.py";
@@ -35,6 +37,9 @@ static void usage_main(FILE *f) {
                "  eval      judge one candidate against one problem\n"
                "  check     run a problem's reference on every case kbv makes for it (no candidate)\n"
                "  inspect   static inspection of a candidate's source (parsed, never run)\n"
+               "  run       evaluate a manifest of candidates into a results database\n"
+               "  report    paper metrics of a results database (verified and standard side by side)\n"
+               "  merge     combine results databases\n"
                "  version   print kbv's version\n"
                "\n"
                "`kbv <command> --help` describes a command. Exit status: 0 verified, 1 another verdict,\n"
@@ -101,7 +106,34 @@ static int find_worker(char *out, size_t outlen) {
     return snprintf(out, outlen, "%s/kbv-worker", self) < (int)outlen ? 0 : -1;
 }
 
-static int cmd_eval(int argc, char **argv, int check) {
+static void usage_run(FILE *f) {
+    fprintf(f, "usage: kbv run --manifest FILE [--db FILE] [options]\n"
+               "\n"
+               "Evaluates every entry of a manifest and stores each result in a SQLite database as soon as\n"
+               "it ends (one transaction each): killing kbv loses at most the evaluation in progress.\n"
+               "The manifest is JSON Lines ({\"problem\": ..., \"candidate\": ..., \"model\": ..., \"sample\": N,\n"
+               "\"level\": N}) or CSV/TSV with a header of those names; relative paths are taken from the\n"
+               "manifest's folder. All evaluations of a run share its seed (same hidden cases).\n"
+               "\n"
+               "options:\n"
+               "  --manifest FILE         the evaluations to run\n"
+               "  --db FILE               results database (default kbv.db)\n"
+               "  --resume                continue the latest run with the same settings; skip what it stored\n"
+               "  --shard I/N             run only part I of N (a deterministic partition; merge with kbv merge)\n"
+               "  and kbv eval's: --device, --seed, --timeout, --load-timeout, --cases, --protocol, --no-timing,\n"
+               "  --time-budget, --compile-baseline, --standard-trials, --library-only, --cache-dir, --scratch,\n"
+               "  --quiet\n"
+               "\n"
+               "Exit status: 0 when every evaluation was stored (whatever the verdicts), 2 usage error or bad\n"
+               "manifest, 4 kbv could not run (database locked or corrupt, no worker). See docs/results.md.\n");
+}
+
+/* mode: 0 eval, 1 check, 2 run */
+static int cmd_eval(int argc, char **argv, int mode) {
+    const char *name = mode == 2 ? "run" : mode == 1 ? "check" : "eval";
+    int check = mode == 1;
+    const char *manifest = NULL, *db = NULL;
+    int resume = 0, shard_i = 0, shard_n = 1;
     eval_opts o;
     eval_opts_default(&o);
     o.verbose = 1;
@@ -114,7 +146,7 @@ static int cmd_eval(int argc, char **argv, int check) {
 #define NEED_VALUE()                                                                   \
     do {                                                                               \
         if (!val) {                                                                    \
-            fprintf(stderr, "kbv eval: %s needs a value (see kbv eval --help)\n", a);  \
+            fprintf(stderr, "kbv %s: %s needs a value (see kbv eval --help)\n", name, a);  \
             return EXIT_USAGE;                                                         \
         }                                                                              \
         i++;                                                                           \
@@ -127,12 +159,30 @@ static int cmd_eval(int argc, char **argv, int check) {
                        "and any case it had to skip. Exit 0 when the problem can be evaluated, 3 when not.\n"
                        "Options: --device, --seed, --timeout, --cases, --json, --scratch, --keep-scratch, --quiet\n"
                        "(as for kbv eval).\n");
+            else if (mode == 2) usage_run(stdout);
             else usage_eval(stdout);
             return 0;
+        } else if (mode == 2 && strcmp(a, "--manifest") == 0) {
+            NEED_VALUE();
+            manifest = val;
+        } else if (mode == 2 && strcmp(a, "--db") == 0) {
+            NEED_VALUE();
+            db = val;
+        } else if (mode == 2 && strcmp(a, "--resume") == 0) {
+            resume = 1;
+        } else if (mode == 2 && strcmp(a, "--shard") == 0) {
+            NEED_VALUE();
+            char *end;
+            long si = strtol(val, &end, 10), sn = *end == '/' ? strtol(end + 1, &end, 10) : 0;
+            if (*end || sn < 1 || si < 0 || si >= sn || sn > 100000) {
+                fprintf(stderr, "kbv run: --shard needs I/N with 0 <= I < N, not '%s'\n", val);
+                return EXIT_USAGE;
+            }
+            shard_i = (int)si, shard_n = (int)sn;
         } else if (strcmp(a, "--device") == 0) {
             NEED_VALUE();
             if (strcmp(val, "cuda") && strcmp(val, "cpu") && strcmp(val, "auto")) {
-                fprintf(stderr, "kbv eval: --device must be cuda, cpu or auto, not '%s'\n", val);
+                fprintf(stderr, "kbv %s: --device must be cuda, cpu or auto, not '%s'\n", name, val);
                 return EXIT_USAGE;
             }
             o.device = val;
@@ -142,28 +192,28 @@ static int cmd_eval(int argc, char **argv, int check) {
             errno = 0;
             unsigned long long s = strtoull(val, &end, 0);
             if (errno || end == val || *end || val[0] == '-') {
-                fprintf(stderr, "kbv eval: --seed needs a non-negative integer, not '%s'\n", val);
+                fprintf(stderr, "kbv %s: --seed needs a non-negative integer, not '%s'\n", name, val);
                 return EXIT_USAGE;
             }
             o.have_seed = 1, o.seed = s;
         } else if (strcmp(a, "--timeout") == 0) {
             NEED_VALUE();
             if (parse_num(val, 0.1, 86400, &v) < 0) {
-                fprintf(stderr, "kbv eval: --timeout needs seconds between 0.1 and 86400, not '%s'\n", val);
+                fprintf(stderr, "kbv %s: --timeout needs seconds between 0.1 and 86400, not '%s'\n", name, val);
                 return EXIT_USAGE;
             }
             o.timeout_s = v;
         } else if (strcmp(a, "--load-timeout") == 0) {
             NEED_VALUE();
             if (parse_num(val, 0.1, 86400, &v) < 0) {
-                fprintf(stderr, "kbv eval: --load-timeout needs seconds between 0.1 and 86400, not '%s'\n", val);
+                fprintf(stderr, "kbv %s: --load-timeout needs seconds between 0.1 and 86400, not '%s'\n", name, val);
                 return EXIT_USAGE;
             }
             o.load_timeout_s = v;
         } else if (strcmp(a, "--cases") == 0) {
             NEED_VALUE();
             if (parse_num(val, 1, 100, &v) < 0 || v != (int)v) {
-                fprintf(stderr, "kbv eval: --cases needs an integer from 1 to 100, not '%s'\n", val);
+                fprintf(stderr, "kbv %s: --cases needs an integer from 1 to 100, not '%s'\n", name, val);
                 return EXIT_USAGE;
             }
             o.ncases = (int)v;
@@ -173,13 +223,13 @@ static int cmd_eval(int argc, char **argv, int check) {
             else if (strcmp(val, "standard") == 0) o.protocol = EVAL_STANDARD;
             else if (strcmp(val, "both") == 0) o.protocol = EVAL_BOTH;
             else {
-                fprintf(stderr, "kbv eval: --protocol must be verified, standard or both, not '%s'\n", val);
+                fprintf(stderr, "kbv %s: --protocol must be verified, standard or both, not '%s'\n", name, val);
                 return EXIT_USAGE;
             }
         } else if (strcmp(a, "--standard-tol") == 0) {
             NEED_VALUE();
             if (parse_num(val, 1e-12, 1, &v) < 0) {
-                fprintf(stderr, "kbv eval: --standard-tol needs a number in (0, 1], not '%s'\n", val);
+                fprintf(stderr, "kbv %s: --standard-tol needs a number in (0, 1], not '%s'\n", name, val);
                 return EXIT_USAGE;
             }
             o.standard_tol = v;
@@ -190,21 +240,21 @@ static int cmd_eval(int argc, char **argv, int check) {
         } else if (strcmp(a, "--time-budget") == 0) {
             NEED_VALUE();
             if (parse_num(val, 0.01, 3600, &v) < 0) {
-                fprintf(stderr, "kbv eval: --time-budget needs seconds between 0.01 and 3600, not '%s'\n", val);
+                fprintf(stderr, "kbv %s: --time-budget needs seconds between 0.01 and 3600, not '%s'\n", name, val);
                 return EXIT_USAGE;
             }
             o.time_budget_s = v;
         } else if (strcmp(a, "--standard-trials") == 0) {
             NEED_VALUE();
             if (parse_num(val, 0, 100000, &v) < 0 || v != (int)v) {
-                fprintf(stderr, "kbv eval: --standard-trials needs an integer from 0 to 100000, not '%s'\n", val);
+                fprintf(stderr, "kbv %s: --standard-trials needs an integer from 0 to 100000, not '%s'\n", name, val);
                 return EXIT_USAGE;
             }
             o.standard_trials = (int)v;
         } else if (strcmp(a, "--library-only") == 0) {
             NEED_VALUE();
             if (strcmp(val, "hack") && strcmp(val, "suspect") && strcmp(val, "info")) {
-                fprintf(stderr, "kbv eval: --library-only must be hack, suspect or info, not '%s'\n", val);
+                fprintf(stderr, "kbv %s: --library-only must be hack, suspect or info, not '%s'\n", name, val);
                 return EXIT_USAGE;
             }
             o.library_only = val;
@@ -222,22 +272,48 @@ static int cmd_eval(int argc, char **argv, int check) {
         } else if (strcmp(a, "--quiet") == 0) {
             o.verbose = 0;
         } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "kbv eval: unknown option '%s' (see kbv eval --help)\n", a);
+            fprintf(stderr, "kbv %s: unknown option '%s' (see kbv eval --help)\n", name, a);
             return EXIT_USAGE;
         } else if (nfiles < 2) {
             files[nfiles++] = a;
         } else {
-            fprintf(stderr, "kbv eval: too many arguments: '%s' (expected PROBLEM.py CANDIDATE.py)\n", a);
+            fprintf(stderr, "kbv %s: too many arguments: '%s' (expected PROBLEM.py CANDIDATE.py)\n", name, a);
             return EXIT_USAGE;
         }
 #undef NEED_VALUE
+    }
+    if (mode == 2) {
+        if (nfiles || !manifest) {
+            fprintf(stderr, "kbv run: give --manifest FILE (and no other files)\n");
+            return EXIT_USAGE;
+        }
+        char worker[PATH_MAX];
+        if (find_worker(worker, sizeof worker) < 0) {
+            fprintf(stderr, "kbv: cannot locate kbv-worker (set KBV_WORKER)\n");
+            return EXIT_INTERNAL;
+        }
+        o.worker = worker;
+        kbv_err err = {{0}};
+        if (proc_init_reaper(&err) < 0) {
+            fprintf(stderr, "kbv: %s\n", err.msg);
+            return EXIT_INTERNAL;
+        }
+        run_opts ro = {.manifest = manifest, .db = db, .eval = o, .resume = resume, .shard_i = shard_i, .shard_n = shard_n,
+                       .quiet = !o.verbose};
+        if (run_main(&ro, &err) < 0) {
+            fprintf(stderr, "kbv run: %s\n", err.msg);
+            return strstr(err.msg, "manifest") || strstr(err.msg, ".jsonl:") || strstr(err.msg, ".csv:") || strstr(err.msg, ".tsv:")
+                       ? EXIT_USAGE
+                       : EXIT_INTERNAL;
+        }
+        return 0;
     }
     if (check && nfiles != 1) {
         fprintf(stderr, "kbv check: give one PROBLEM.py\n");
         return EXIT_USAGE;
     }
     if (!check && nfiles == 1) {
-        fprintf(stderr, "kbv eval: give both PROBLEM.py and CANDIDATE.py, or neither for the built-in example\n");
+        fprintf(stderr, "kbv %s: give both PROBLEM.py and CANDIDATE.py, or neither for the built-in example\n", name);
         return EXIT_USAGE;
     }
     int to_stdout = json_path && strcmp(json_path, "-") == 0;
@@ -380,6 +456,105 @@ static int cmd_inspect(int argc, char **argv) {
     return code;
 }
 
+static int cmd_report(int argc, char **argv) {
+    const char *db = "kbv.db", *format = "table", *out = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            printf("usage: kbv report [--db FILE] [--format table|md|json|csv] [-o FILE]\n\n"
+                   "The paper metrics of a results database, overall, per model and per level, the verified\n"
+                   "protocol beside the standard one: counts of verified, overfit, incorrect, hack and errors;\n"
+                   "fast_p for p in 0, 0.5, 0.8, 1, 1.5, 2; geometric-mean speedup over correct candidates and\n"
+                   "over all with failures as 1.0, with bootstrap 95%% CIs; the share of correct candidates that\n"
+                   "raise peak memory; hacks by detector (json). The latest evaluation of each key counts.\n"
+                   "See docs/results.md.\n");
+            return 0;
+        } else if ((strcmp(a, "--db") == 0 || strcmp(a, "--format") == 0 || strcmp(a, "-o") == 0) && !val) {
+            fprintf(stderr, "kbv report: %s needs a value\n", a);
+            return EXIT_USAGE;
+        } else if (strcmp(a, "--db") == 0) db = argv[++i];
+        else if (strcmp(a, "--format") == 0) format = argv[++i];
+        else if (strcmp(a, "-o") == 0) out = argv[++i];
+        else {
+            fprintf(stderr, "kbv report: unknown argument '%s' (see kbv report --help)\n", a);
+            return EXIT_USAGE;
+        }
+    }
+    if (strcmp(format, "table") && strcmp(format, "md") && strcmp(format, "json") && strcmp(format, "csv")) {
+        fprintf(stderr, "kbv report: --format must be table, md, json or csv, not '%s'\n", format);
+        return EXIT_USAGE;
+    }
+    if (access(db, R_OK) < 0) {
+        fprintf(stderr, "kbv report: %s: %s\n", db, strerror(errno));
+        return EXIT_USAGE;
+    }
+    kbv_err err = {{0}};
+    json_t *rep = NULL;
+    if (report_build(db, &rep, &err) < 0) {
+        fprintf(stderr, "kbv report: %s\n", err.msg);
+        return EXIT_INTERNAL;
+    }
+    FILE *f = out ? fopen(out, "w") : stdout;
+    if (!f) {
+        fprintf(stderr, "kbv report: %s: %s\n", out, strerror(errno));
+        json_decref(rep);
+        return EXIT_USAGE;
+    }
+    int rc = report_write(rep, format, f, &err);
+    if (out && fclose(f) != 0) rc = kbv_seterr(&err, "cannot write %s", out);
+    json_decref(rep);
+    if (rc < 0) {
+        fprintf(stderr, "kbv report: %s\n", err.msg);
+        return EXIT_INTERNAL;
+    }
+    return 0;
+}
+
+static int cmd_merge(int argc, char **argv) {
+    const char *out = NULL, *srcs[256];
+    int n = 0;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            printf("usage: kbv merge A.db B.db ... -o ALL.db\n\n"
+                   "Copies every run and evaluation of the given databases into ALL.db (created if missing).\n"
+                   "A run already there (same run id) is not copied again, so merging twice adds nothing.\n");
+            return 0;
+        } else if (strcmp(argv[i], "-o") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "kbv merge: -o needs a value\n");
+                return EXIT_USAGE;
+            }
+            out = argv[++i];
+        } else if (n < 256) srcs[n++] = argv[i];
+    }
+    if (!out || n == 0) {
+        fprintf(stderr, "kbv merge: give the databases to merge and -o OUT.db\n");
+        return EXIT_USAGE;
+    }
+    kbv_db dst;
+    kbv_err err = {{0}};
+    if (db_open(&dst, out, &err) < 0) {
+        fprintf(stderr, "kbv merge: %s\n", err.msg);
+        return EXIT_INTERNAL;
+    }
+    for (int i = 0; i < n; i++) {
+        int runs, evals;
+        if (access(srcs[i], R_OK) < 0) {
+            fprintf(stderr, "kbv merge: %s: %s\n", srcs[i], strerror(errno));
+            db_close(&dst);
+            return EXIT_USAGE;
+        }
+        if (db_merge(&dst, srcs[i], &runs, &evals, &err) < 0) {
+            fprintf(stderr, "kbv merge: %s: %s\n", srcs[i], err.msg);
+            db_close(&dst);
+            return EXIT_INTERNAL;
+        }
+        fprintf(stderr, "kbv merge: %s: %d run(s), %d evaluation(s) added\n", srcs[i], runs, evals);
+    }
+    db_close(&dst);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         usage_main(stderr);
@@ -397,6 +572,9 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "eval") == 0) exit(cmd_eval(argc - 2, argv + 2, 0));
     if (strcmp(cmd, "check") == 0) exit(cmd_eval(argc - 2, argv + 2, 1));
     if (strcmp(cmd, "inspect") == 0) exit(cmd_inspect(argc - 2, argv + 2));
+    if (strcmp(cmd, "run") == 0) exit(cmd_eval(argc - 2, argv + 2, 2));
+    if (strcmp(cmd, "report") == 0) exit(cmd_report(argc - 2, argv + 2));
+    if (strcmp(cmd, "merge") == 0) exit(cmd_merge(argc - 2, argv + 2));
     fprintf(stderr, "kbv: unknown command '%s' (see kbv --help)\n", cmd);
     exit(EXIT_USAGE);
 }

@@ -6,6 +6,8 @@
 #ifndef KBV_UTIL_H
 #define KBV_UTIL_H
 
+#define KBV_VERSION "0.2.0" /* kbv's version, in results and `kbv version` */
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -1,0 +1,371 @@
+/* db.c -- the results database (see db.h; schema in docs/results.md). */
+#include "db.h"
+
+#include "judge.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define SCHEMA_VERSION "1"
+
+static const char kSchema[] =
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);"
+    "CREATE TABLE IF NOT EXISTS runs(id INTEGER PRIMARY KEY, uuid TEXT UNIQUE NOT NULL, started TEXT NOT NULL,"
+    "  seed TEXT NOT NULL, settings TEXT NOT NULL, kbv_version TEXT, device TEXT, gpu TEXT, torch TEXT, python TEXT);"
+    "CREATE TABLE IF NOT EXISTS problems(id INTEGER PRIMARY KEY, sha256 TEXT UNIQUE NOT NULL, name TEXT, path TEXT);"
+    "CREATE TABLE IF NOT EXISTS candidates(id INTEGER PRIMARY KEY, sha256 TEXT UNIQUE NOT NULL, name TEXT, path TEXT);"
+    "CREATE TABLE IF NOT EXISTS evaluations(id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),"
+    "  key TEXT NOT NULL, problem_id INTEGER REFERENCES problems(id), candidate_id INTEGER REFERENCES candidates(id),"
+    "  model TEXT NOT NULL, sample INTEGER, level INTEGER, protocol TEXT, status TEXT NOT NULL, accuracy_class TEXT,"
+    "  speedup REAL, speedup_lo REAL, speedup_hi REAL, speedup_strict REAL, peak_ratio REAL,"
+    "  std_status TEXT, std_correct INTEGER, std_speedup REAL, hacks TEXT, wall_s REAL, result TEXT NOT NULL,"
+    "  created TEXT NOT NULL, UNIQUE(run_id, key));"
+    "CREATE TABLE IF NOT EXISTS cases(evaluation_id INTEGER NOT NULL REFERENCES evaluations(id), idx INTEGER,"
+    "  distribution TEXT, domain TEXT, skipped INTEGER, evaluated INTEGER, passed INTEGER, norm_rel_err REAL,"
+    "  accuracy_class TEXT);"
+    "CREATE TABLE IF NOT EXISTS timings(evaluation_id INTEGER NOT NULL REFERENCES evaluations(id), arm TEXT,"
+    "  median_ms REAL, q1_ms REAL, q3_ms REAL, mean_ms REAL, samples INTEGER);"
+    "CREATE TABLE IF NOT EXISTS memory(evaluation_id INTEGER PRIMARY KEY REFERENCES evaluations(id),"
+    "  peak_candidate INTEGER, peak_reference INTEGER, persistent_candidate INTEGER, persistent_reference INTEGER,"
+    "  torch_peak_candidate INTEGER, torch_peak_reference INTEGER);"
+    "CREATE TABLE IF NOT EXISTS flags(evaluation_id INTEGER NOT NULL REFERENCES evaluations(id), flag TEXT,"
+    "  severity TEXT, message TEXT, evidence TEXT);"
+    "CREATE INDEX IF NOT EXISTS cases_eval ON cases(evaluation_id);"
+    "CREATE INDEX IF NOT EXISTS flags_eval ON flags(evaluation_id);"
+    "CREATE INDEX IF NOT EXISTS timings_eval ON timings(evaluation_id);";
+
+static int dberr(kbv_db *db, kbv_err *err, const char *what) {
+    return kbv_seterr(err, "database %s: %s: %s", db->path, what, db->h ? sqlite3_errmsg(db->h) : "not open");
+}
+
+static int exec(kbv_db *db, const char *sql, kbv_err *err) {
+    char *msg = NULL;
+    if (sqlite3_exec(db->h, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        kbv_seterr(err, "database %s: %s", db->path, msg ? msg : sqlite3_errmsg(db->h));
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+int db_open(kbv_db *db, const char *path, kbv_err *err) {
+    memset(db, 0, sizeof *db);
+    snprintf(db->path, sizeof db->path, "%s", path);
+    if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+        dberr(db, err, "cannot open");
+        db_close(db);
+        return -1;
+    }
+    sqlite3_busy_timeout(db->h, 10000);
+    if (exec(db, "PRAGMA foreign_keys=ON; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", err) < 0 ||
+        exec(db, kSchema, err) < 0 ||
+        exec(db, "INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '" SCHEMA_VERSION "');", err) < 0) {
+        kbv_wraperr(err, "not a kbv results database, or locked or corrupt");
+        db_close(db);
+        return -1;
+    }
+    sqlite3_stmt *st = NULL;
+    int ok = sqlite3_prepare_v2(db->h, "SELECT value FROM meta WHERE key='schema'", -1, &st, NULL) == SQLITE_OK &&
+             sqlite3_step(st) == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(st, 0), SCHEMA_VERSION) == 0;
+    sqlite3_finalize(st);
+    if (!ok) {
+        kbv_seterr(err, "database %s: schema version is not %s", path, SCHEMA_VERSION);
+        db_close(db);
+        return -1;
+    }
+    return 0;
+}
+
+void db_close(kbv_db *db) {
+    if (db->h) sqlite3_close(db->h); /* finalized statements only: nothing to report */
+    db->h = NULL;
+}
+
+static void now_iso(char *out, size_t n) {
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+int db_run(kbv_db *db, const char *settings, int resume, uint64_t *seed, long long *run_id, const char *uuid, kbv_err *err) {
+    sqlite3_stmt *st = NULL;
+    if (resume) {
+        if (sqlite3_prepare_v2(db->h, "SELECT id, seed FROM runs WHERE settings = ? ORDER BY id DESC LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+            return dberr(db, err, "cannot look up the run");
+        sqlite3_bind_text(st, 1, settings, -1, SQLITE_TRANSIENT);
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+            *run_id = sqlite3_column_int64(st, 0);
+            *seed = strtoull((const char *)sqlite3_column_text(st, 1), NULL, 10);
+            sqlite3_finalize(st);
+            return 1; /* resumed */
+        }
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE) return dberr(db, err, "cannot look up the run");
+    }
+    char when[32], seedtxt[32];
+    now_iso(when, sizeof when);
+    snprintf(seedtxt, sizeof seedtxt, "%llu", (unsigned long long)*seed);
+    if (sqlite3_prepare_v2(db->h, "INSERT INTO runs(uuid, started, seed, settings) VALUES(?, ?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
+        return dberr(db, err, "cannot add the run");
+    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, when, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 3, seedtxt, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 4, settings, -1, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return dberr(db, err, "cannot add the run");
+    *run_id = sqlite3_last_insert_rowid(db->h);
+    return 0;
+}
+
+int db_run_env(kbv_db *db, long long run_id, const kbv_result *r, kbv_err *err) {
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db->h, "UPDATE runs SET kbv_version = ?, device = ?, gpu = ?, torch = ?, python = ? WHERE id = ? AND torch IS NULL",
+                           -1, &st, NULL) != SQLITE_OK)
+        return dberr(db, err, "cannot update the run");
+    sqlite3_bind_text(st, 1, KBV_VERSION, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, r->device, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 3, r->gpu, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 4, r->torch, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 5, r->python, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 6, run_id);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : dberr(db, err, "cannot update the run");
+}
+
+int db_has(kbv_db *db, long long run_id, const char *key, kbv_err *err) {
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db->h, "SELECT 1 FROM evaluations WHERE run_id = ? AND key = ?", -1, &st, NULL) != SQLITE_OK)
+        return dberr(db, err, "cannot query evaluations");
+    sqlite3_bind_int64(st, 1, run_id);
+    sqlite3_bind_text(st, 2, key, -1, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc == SQLITE_ROW) return 1;
+    return rc == SQLITE_DONE ? 0 : dberr(db, err, "cannot query evaluations");
+}
+
+/* Bind helpers: NULL for missing values. */
+static void bind_real(sqlite3_stmt *st, int i, int have, double v) {
+    if (have) sqlite3_bind_double(st, i, v);
+    else sqlite3_bind_null(st, i);
+}
+static void bind_bytes(sqlite3_stmt *st, int i, long long v) {
+    if (v >= 0) sqlite3_bind_int64(st, i, v);
+    else sqlite3_bind_null(st, i);
+}
+
+static long long file_row(kbv_db *db, const char *table, const kbv_file_id *f, kbv_err *err) {
+    char sql[200];
+    sqlite3_stmt *st = NULL;
+    snprintf(sql, sizeof sql, "INSERT OR IGNORE INTO %s(sha256, name, path) VALUES(?, ?, ?)", table);
+    if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK) return dberr(db, err, "cannot add a file");
+    sqlite3_bind_text(st, 1, f->sha256, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, f->name, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 3, f->path, -1, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return dberr(db, err, "cannot add a file");
+    snprintf(sql, sizeof sql, "SELECT id FROM %s WHERE sha256 = ?", table);
+    if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK) return dberr(db, err, "cannot find a file");
+    sqlite3_bind_text(st, 1, f->sha256, -1, SQLITE_TRANSIENT);
+    long long id = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    return id >= 0 ? id : dberr(db, err, "cannot find a file");
+}
+
+static int store(kbv_db *db, long long run_id, const char *key, const char *model, int sample, int level, const kbv_result *r,
+                 kbv_err *err) {
+    long long pid = file_row(db, "problems", &r->problem, err);
+    long long cid = pid < 0 ? -1 : file_row(db, "candidates", &r->candidate, err);
+    if (cid < 0) return -1;
+    json_t *j = result_to_json(r);
+    char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    json_decref(j);
+    if (!text) return kbv_seterr(err, "out of memory");
+    char hacks[512] = "", when[32];
+    for (int i = 0; i < r->nflags; i++)
+        if (strcmp(r->flags[i].severity, "hack") == 0 && strlen(hacks) + strlen(r->flags[i].id) + 2 < sizeof hacks)
+            strcat(hacks, *hacks ? "," : ""), strcat(hacks, r->flags[i].id);
+    now_iso(when, sizeof when);
+    const kbv_perf *p = &r->perf;
+    const kbv_memory *m = &r->memory;
+    sqlite3_stmt *st = NULL;
+    const char *sql = "INSERT INTO evaluations(run_id, key, problem_id, candidate_id, model, sample, level, protocol, status,"
+                      " accuracy_class, speedup, speedup_lo, speedup_hi, speedup_strict, peak_ratio, std_status, std_correct,"
+                      " std_speedup, hacks, wall_s, result, created) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK) {
+        free(text);
+        return dberr(db, err, "cannot add the evaluation");
+    }
+    sqlite3_bind_int64(st, 1, run_id);
+    sqlite3_bind_text(st, 2, key, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 3, pid);
+    sqlite3_bind_int64(st, 4, cid);
+    sqlite3_bind_text(st, 5, model, -1, SQLITE_TRANSIENT);
+    if (sample >= 0) sqlite3_bind_int(st, 6, sample);
+    else sqlite3_bind_null(st, 6);
+    if (level >= 0) sqlite3_bind_int(st, 7, level);
+    else sqlite3_bind_null(st, 7);
+    sqlite3_bind_text(st, 8, r->protocol, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 9, kbv_status_name(r->status), -1, SQLITE_STATIC);
+    if (r->klass >= 0) sqlite3_bind_text(st, 10, judge_class_name((judge_class)r->klass), -1, SQLITE_STATIC);
+    else sqlite3_bind_null(st, 10);
+    bind_real(st, 11, p->speedup.measured, p->speedup.value);
+    bind_real(st, 12, p->speedup.measured, p->speedup.lo);
+    bind_real(st, 13, p->speedup.measured, p->speedup.hi);
+    bind_real(st, 14, p->speedup_strict.measured, p->speedup_strict.value);
+    bind_real(st, 15, m->peak_cand >= 0 && m->peak_ref > 0, m->peak_ref > 0 ? (double)m->peak_cand / (double)m->peak_ref : 0);
+    if (r->standard.ran) {
+        sqlite3_bind_text(st, 16, kbv_status_name(r->standard.status), -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 17, r->standard.correct);
+    } else {
+        sqlite3_bind_null(st, 16), sqlite3_bind_null(st, 17);
+    }
+    bind_real(st, 18, r->standard.timed && r->standard.correct && r->standard.time_cand_ms > 0,
+              r->standard.time_cand_ms > 0 ? r->standard.time_ref_ms / r->standard.time_cand_ms : 0);
+    sqlite3_bind_text(st, 19, hacks, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_double(st, 20, r->wall_s);
+    sqlite3_bind_text(st, 21, text, -1, free);
+    sqlite3_bind_text(st, 22, when, -1, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return dberr(db, err, "cannot add the evaluation");
+    long long eid = sqlite3_last_insert_rowid(db->h);
+
+    if (sqlite3_prepare_v2(db->h, "INSERT INTO cases VALUES(?,?,?,?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
+        return dberr(db, err, "cannot add cases");
+    for (int i = 0; i < r->ncases && rc == SQLITE_DONE; i++) {
+        const kbv_case *c = &r->cases[i];
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, eid);
+        sqlite3_bind_int(st, 2, i);
+        sqlite3_bind_text(st, 3, c->distribution, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 4, c->domain, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int(st, 5, c->skipped);
+        sqlite3_bind_int(st, 6, c->evaluated);
+        sqlite3_bind_int(st, 7, c->passed);
+        bind_real(st, 8, c->evaluated, c->norm_rel_err);
+        if (c->klass >= 0) sqlite3_bind_text(st, 9, judge_class_name((judge_class)c->klass), -1, SQLITE_STATIC);
+        else sqlite3_bind_null(st, 9);
+        rc = sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return dberr(db, err, "cannot add cases");
+
+    const struct { const char *arm; const kbv_times *t; } arms[] = {
+        {"candidate", &p->cand}, {"reference", &p->ref}, {"reference_strict", &p->ref_strict},
+        {"reference_compile", &p->ref_compile}, {"candidate_graph", &p->cand_graph}, {"reference_graph", &p->ref_graph},
+    };
+    if (sqlite3_prepare_v2(db->h, "INSERT INTO timings VALUES(?,?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
+        return dberr(db, err, "cannot add timings");
+    for (size_t a = 0; a < sizeof arms / sizeof *arms && rc == SQLITE_DONE; a++) {
+        if (!arms[a].t->n) continue;
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, eid);
+        sqlite3_bind_text(st, 2, arms[a].arm, -1, SQLITE_STATIC);
+        sqlite3_bind_double(st, 3, arms[a].t->median);
+        sqlite3_bind_double(st, 4, arms[a].t->q1);
+        sqlite3_bind_double(st, 5, arms[a].t->q3);
+        sqlite3_bind_double(st, 6, arms[a].t->mean);
+        sqlite3_bind_int(st, 7, arms[a].t->n);
+        rc = sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return dberr(db, err, "cannot add timings");
+
+    if (sqlite3_prepare_v2(db->h, "INSERT INTO memory VALUES(?,?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
+        return dberr(db, err, "cannot add memory");
+    sqlite3_bind_int64(st, 1, eid);
+    bind_bytes(st, 2, m->peak_cand), bind_bytes(st, 3, m->peak_ref), bind_bytes(st, 4, m->pers_cand);
+    bind_bytes(st, 5, m->pers_ref), bind_bytes(st, 6, m->torch_peak_cand), bind_bytes(st, 7, m->torch_peak_ref);
+    rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return dberr(db, err, "cannot add memory");
+
+    if (sqlite3_prepare_v2(db->h, "INSERT INTO flags VALUES(?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
+        return dberr(db, err, "cannot add flags");
+    for (int i = 0; i < r->nflags && rc == SQLITE_DONE; i++) {
+        char *ev = r->flags[i].evidence ? json_dumps(r->flags[i].evidence, JSON_COMPACT) : NULL;
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, eid);
+        sqlite3_bind_text(st, 2, r->flags[i].id, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 3, r->flags[i].severity, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 4, r->flags[i].message, -1, SQLITE_TRANSIENT);
+        if (ev) sqlite3_bind_text(st, 5, ev, -1, free);
+        else sqlite3_bind_null(st, 5);
+        rc = sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : dberr(db, err, "cannot add flags");
+}
+
+int db_store(kbv_db *db, long long run_id, const char *key, const char *model, int sample, int level, const kbv_result *r,
+             kbv_err *err) {
+    if (exec(db, "BEGIN IMMEDIATE", err) < 0) return -1;
+    if (store(db, run_id, key, model, sample, level, r, err) < 0) {
+        kbv_err e2;
+        exec(db, "ROLLBACK", &e2);
+        return -1;
+    }
+    return exec(db, "COMMIT", err);
+}
+
+int db_merge(kbv_db *dst, const char *src, int *runs_added, int *evals_added, kbv_err *err) {
+    *runs_added = *evals_added = 0;
+    kbv_db s;
+    if (db_open(&s, src, err) < 0) return -1; /* checks it is a kbv database, schema included */
+    db_close(&s);
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(dst->h, "ATTACH DATABASE ? AS src", -1, &st, NULL) != SQLITE_OK) return dberr(dst, err, "cannot attach");
+    sqlite3_bind_text(st, 1, src, -1, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return dberr(dst, err, "cannot attach");
+    /* Everything in one transaction, with the id mappings in temporary tables. */
+    const char *sql =
+        "BEGIN IMMEDIATE;"
+        "INSERT OR IGNORE INTO problems(sha256, name, path) SELECT sha256, name, path FROM src.problems;"
+        "INSERT OR IGNORE INTO candidates(sha256, name, path) SELECT sha256, name, path FROM src.candidates;"
+        "CREATE TEMP TABLE newruns AS SELECT * FROM src.runs WHERE uuid NOT IN (SELECT uuid FROM main.runs);"
+        "INSERT INTO main.runs(uuid, started, seed, settings, kbv_version, device, gpu, torch, python)"
+        "  SELECT uuid, started, seed, settings, kbv_version, device, gpu, torch, python FROM newruns ORDER BY id;"
+        "CREATE TEMP TABLE runmap AS SELECT n.id AS old, r.id AS new FROM newruns n JOIN main.runs r ON r.uuid = n.uuid;"
+        "CREATE TEMP TABLE evalmap(old INTEGER PRIMARY KEY, new INTEGER);"
+        "INSERT INTO main.evaluations(run_id, key, problem_id, candidate_id, model, sample, level, protocol, status,"
+        "  accuracy_class, speedup, speedup_lo, speedup_hi, speedup_strict, peak_ratio, std_status, std_correct, std_speedup,"
+        "  hacks, wall_s, result, created)"
+        "  SELECT m.new, e.key, (SELECT id FROM main.problems WHERE sha256 = p.sha256),"
+        "    (SELECT id FROM main.candidates WHERE sha256 = c.sha256), e.model, e.sample, e.level, e.protocol, e.status,"
+        "    e.accuracy_class, e.speedup, e.speedup_lo, e.speedup_hi, e.speedup_strict, e.peak_ratio, e.std_status,"
+        "    e.std_correct, e.std_speedup, e.hacks, e.wall_s, e.result, e.created"
+        "  FROM src.evaluations e JOIN runmap m ON m.old = e.run_id"
+        "    LEFT JOIN src.problems p ON p.id = e.problem_id LEFT JOIN src.candidates c ON c.id = e.candidate_id ORDER BY e.id;"
+        "INSERT INTO evalmap SELECT e.id, n.id FROM src.evaluations e JOIN runmap m ON m.old = e.run_id"
+        "  JOIN main.evaluations n ON n.run_id = m.new AND n.key = e.key;"
+        "INSERT INTO main.cases SELECT m.new, x.idx, x.distribution, x.domain, x.skipped, x.evaluated, x.passed, x.norm_rel_err,"
+        "  x.accuracy_class FROM src.cases x JOIN evalmap m ON m.old = x.evaluation_id;"
+        "INSERT INTO main.timings SELECT m.new, x.arm, x.median_ms, x.q1_ms, x.q3_ms, x.mean_ms, x.samples"
+        "  FROM src.timings x JOIN evalmap m ON m.old = x.evaluation_id;"
+        "INSERT INTO main.memory SELECT m.new, x.peak_candidate, x.peak_reference, x.persistent_candidate,"
+        "  x.persistent_reference, x.torch_peak_candidate, x.torch_peak_reference FROM src.memory x JOIN evalmap m ON m.old = x.evaluation_id;"
+        "INSERT INTO main.flags SELECT m.new, x.flag, x.severity, x.message, x.evidence FROM src.flags x JOIN evalmap m ON m.old = x.evaluation_id;";
+    int ok = exec(dst, sql, err) == 0;
+    if (ok) {
+        sqlite3_stmt *q = NULL;
+        if (sqlite3_prepare_v2(dst->h, "SELECT (SELECT COUNT(*) FROM runmap), (SELECT COUNT(*) FROM evalmap)", -1, &q, NULL) == SQLITE_OK &&
+            sqlite3_step(q) == SQLITE_ROW)
+            *runs_added = sqlite3_column_int(q, 0), *evals_added = sqlite3_column_int(q, 1);
+        sqlite3_finalize(q);
+        ok = exec(dst, "COMMIT;", err) == 0;
+    }
+    kbv_err e2;
+    if (!ok) exec(dst, "ROLLBACK;", &e2);
+    exec(dst, "DROP TABLE IF EXISTS temp.newruns; DROP TABLE IF EXISTS temp.runmap; DROP TABLE IF EXISTS temp.evalmap; DETACH DATABASE src;", &e2);
+    return ok ? 0 : -1;
+}

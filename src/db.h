@@ -1,0 +1,38 @@
+/* db.h -- the results database (SQLite; schema in docs/results.md).
+ *
+ * One row per run (its settings and seed), per problem and candidate file (by content hash),
+ * and per evaluation, with its cases, findings, timings and memory. Each evaluation is
+ * written in one transaction: a kbv killed at any moment leaves either all of it or none.
+ * An evaluation's key (problem hash, candidate hash, model, sample, protocol) is unique
+ * within a run, so a resumed run skips what is stored and never stores anything twice.
+ */
+#ifndef KBV_DB_H
+#define KBV_DB_H
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+#include "result.h"
+#include "util.h"
+
+typedef struct kbv_db {
+    sqlite3 *h;
+    char path[4096];
+} kbv_db;
+
+int db_open(kbv_db *db, const char *path, kbv_err *err);
+void db_close(kbv_db *db);
+
+/* The run to continue: the latest with these settings (JSON text) when resume is set; else a
+ * new one. *seed is the run's (drawn by the caller for a new run). */
+int db_run(kbv_db *db, const char *settings, int resume, uint64_t *seed, long long *run_id, const char *uuid, kbv_err *err);
+/* Store the run's environment once known (device, GPU, torch). */
+int db_run_env(kbv_db *db, long long run_id, const kbv_result *r, kbv_err *err);
+int db_has(kbv_db *db, long long run_id, const char *key, kbv_err *err); /* 1, 0, or -1 */
+/* One evaluation, in one transaction. */
+int db_store(kbv_db *db, long long run_id, const char *key, const char *model, int sample, int level, const kbv_result *r,
+             kbv_err *err);
+/* Copy every run and evaluation of src into dst (runs matched by uuid: none twice). */
+int db_merge(kbv_db *dst, const char *src, int *runs_added, int *evals_added, kbv_err *err);
+
+#endif

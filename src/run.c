@@ -1,0 +1,267 @@
+/* run.c -- `kbv run` (see run.h). */
+#include "run.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "db.h"
+#include "result.h"
+
+void run_key(const char *psha, const char *csha, const char *model, int sample, const char *protocol, char *out, size_t n) {
+    snprintf(out, n, "%.64s:%.64s:%s:%d:%s", psha, csha, model, sample, protocol);
+}
+
+int run_in_shard(const char *key, int i, int n) {
+    if (n <= 1) return 1;
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a, then mixed */
+    for (const unsigned char *p = (const unsigned char *)key; *p; p++) h = (h ^ *p) * 1099511628211ULL;
+    return (int)(kbv_mix64(h) % (uint64_t)n) == i;
+}
+
+/* A path from the manifest, relative to its folder. */
+static int resolve(const char *dir, const char *p, char *out, size_t n) {
+    int w = p[0] == '/' ? snprintf(out, n, "%s", p) : snprintf(out, n, "%s/%s", dir, p);
+    return w < 0 || (size_t)w >= n ? -1 : 0;
+}
+
+static int add_item(run_item **items, int *n, int *cap, const char *dir, const char *problem, const char *candidate,
+                    const char *model, int sample, int level, int line, const char *path, kbv_err *err) {
+    if (!problem || !*problem || !candidate || !*candidate)
+        return kbv_seterr(err, "%s:%d: needs 'problem' and 'candidate'", path, line);
+    if (*n == *cap) {
+        int c = *cap ? *cap * 2 : 64;
+        run_item *q = realloc(*items, (size_t)c * sizeof *q);
+        if (!q) return kbv_seterr(err, "out of memory");
+        *items = q, *cap = c;
+    }
+    run_item *it = &(*items)[*n];
+    memset(it, 0, sizeof *it);
+    if (resolve(dir, problem, it->problem, sizeof it->problem) < 0 || resolve(dir, candidate, it->candidate, sizeof it->candidate) < 0)
+        return kbv_seterr(err, "%s:%d: path too long", path, line);
+    snprintf(it->model, sizeof it->model, "%s", model && *model ? model : "default");
+    it->sample = sample, it->level = level, it->line = line;
+    ++*n;
+    return 0;
+}
+
+/* One CSV/TSV record into fields (quotes with "" escapes); the line is modified. */
+static int split(char *line, char sep, char **f, int maxf) {
+    int n = 0;
+    char *p = line;
+    while (n < maxf) {
+        char *start = p, *o = p;
+        if (*p == '"') {
+            p++;
+            while (*p) {
+                if (*p == '"' && p[1] == '"') *o++ = '"', p += 2;
+                else if (*p == '"') {
+                    p++;
+                    break;
+                } else *o++ = *p++;
+            }
+            while (*p && *p != sep) p++;
+        } else {
+            while (*p && *p != sep) *o++ = *p++;
+        }
+        char end = *p;
+        *o = '\0';
+        f[n++] = start;
+        if (end != sep) break;
+        p++;
+    }
+    return n;
+}
+
+static int to_int(const char *s, int *out) {
+    if (!s || !*s) return *out = -1, 0;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*end || v < 0 || v > 1000000000) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+int manifest_load(const char *path, run_item **items, int *n, kbv_err *err) {
+    *items = NULL, *n = 0;
+    char *text = NULL;
+    size_t len = 0;
+    if (kbv_read_file(path, &text, &len, err) < 0) return kbv_wraperr(err, "manifest %s", path);
+    char copy[PATH_MAX], dir[PATH_MAX];
+    snprintf(copy, sizeof copy, "%s", path);
+    snprintf(dir, sizeof dir, "%s", dirname(copy));
+    int cap = 0, rc = 0, lineno = 0;
+    const char *ext = strrchr(path, '.');
+    int jsonl = ext && (strcmp(ext, ".jsonl") == 0 || strcmp(ext, ".json") == 0 || strcmp(ext, ".ndjson") == 0);
+    int col[5] = {-1, -1, -1, -1, -1}; /* problem, candidate, model, sample, level */
+    char sep = ext && strcmp(ext, ".tsv") == 0 ? '\t' : ',';
+    int header = 0;
+    for (char *line = text, *next; line && rc == 0; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = '\0';
+        lineno++;
+        size_t l = strlen(line);
+        if (l && line[l - 1] == '\r') line[--l] = '\0';
+        char *s = line;
+        while (*s == ' ' || *s == '\t') s++;
+        if (!*s || *s == '#') continue;
+        if (jsonl || (!header && *s == '{')) {
+            jsonl = 1;
+            json_error_t je;
+            json_t *o = json_loads(s, 0, &je);
+            if (!json_is_object(o)) {
+                rc = kbv_seterr(err, "%s:%d: not a JSON object: %s", path, lineno, o ? "another JSON value" : je.text);
+                json_decref(o);
+                break;
+            }
+            const json_t *sm = json_object_get(o, "sample"), *lv = json_object_get(o, "level");
+            if ((sm && !json_is_integer(sm)) || (lv && !json_is_integer(lv)) ||
+                (json_object_get(o, "model") && !json_is_string(json_object_get(o, "model")))) {
+                rc = kbv_seterr(err, "%s:%d: 'sample' and 'level' must be integers, 'model' a string", path, lineno);
+            } else {
+                rc = add_item(items, n, &cap, dir, json_string_value(json_object_get(o, "problem")),
+                              json_string_value(json_object_get(o, "candidate")), json_string_value(json_object_get(o, "model")),
+                              sm ? (int)json_integer_value(sm) : -1, lv ? (int)json_integer_value(lv) : -1, lineno, path, err);
+            }
+            json_decref(o);
+            continue;
+        }
+        char *f[32];
+        if (!header) {
+            if (strchr(s, '\t')) sep = '\t';
+            int nf = split(s, sep, f, 32);
+            const char *names[5] = {"problem", "candidate", "model", "sample", "level"};
+            for (int i = 0; i < nf; i++)
+                for (int k = 0; k < 5; k++)
+                    if (strcmp(f[i], names[k]) == 0) col[k] = i;
+            if (col[0] < 0 || col[1] < 0) {
+                rc = kbv_seterr(err, "%s:%d: a CSV/TSV manifest starts with a header naming 'problem' and 'candidate' "
+                                     "(and optionally model, sample, level)", path, lineno);
+                break;
+            }
+            header = 1;
+            continue;
+        }
+        int nf = split(s, sep, f, 32), sample = -1, level = -1;
+        const char *get[5];
+        for (int k = 0; k < 5; k++) get[k] = col[k] >= 0 && col[k] < nf ? f[col[k]] : NULL;
+        if (to_int(get[3], &sample) < 0 || to_int(get[4], &level) < 0) {
+            rc = kbv_seterr(err, "%s:%d: 'sample' and 'level' must be non-negative integers", path, lineno);
+            break;
+        }
+        rc = add_item(items, n, &cap, dir, get[0], get[1], get[2], sample, level, lineno, path, err);
+    }
+    free(text);
+    if (rc == 0 && *n == 0) rc = kbv_seterr(err, "%s: no evaluations in the manifest", path);
+    if (rc < 0) free(*items), *items = NULL, *n = 0;
+    return rc;
+}
+
+static void progress(const run_opts *o, int done, int total, int stored, double t0, const char *what) {
+    if (o->quiet) return;
+    double el = kbv_now() - t0, rate = stored > 0 ? stored / el * 3600 : 0;
+    double eta = stored > 0 ? (total - done) * el / stored : 0;
+    fprintf(stderr, "kbv run: [%d/%d] %s  (%.0f/h, ETA %.0f min)\n", done, total, what, rate, eta / 60);
+}
+
+int run_main(const run_opts *o, kbv_err *err) {
+    run_item *items = NULL;
+    int n = 0;
+    if (manifest_load(o->manifest, &items, &n, err) < 0) return -1;
+    kbv_db db;
+    if (db_open(&db, o->db ? o->db : "kbv.db", err) < 0) {
+        free(items);
+        return -1;
+    }
+    eval_opts eo = o->eval;
+    char mabs[PATH_MAX];
+    if (kbv_abspath(o->manifest, mabs, sizeof mabs, err) < 0) snprintf(mabs, sizeof mabs, "%s", o->manifest);
+    json_t *sj = json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:b}", "manifest", mabs, "device", eo.device, "cases", eo.ncases,
+                           "protocol", eo.protocol, "shard_i", o->shard_i, "shard_n", o->shard_n, "timing", eo.timing);
+    char *settings = sj ? json_dumps(sj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    json_decref(sj);
+    uint64_t seed = eo.seed, rnd = 0;
+    char uuid[40];
+    if (!eo.have_seed && kbv_random_u64(&seed) < 0) seed = (uint64_t)kbv_now();
+    if (kbv_random_u64(&rnd) < 0) rnd = kbv_mix64((uint64_t)getpid() ^ (uint64_t)(kbv_now() * 1e6));
+    snprintf(uuid, sizeof uuid, "%016llx%016llx", (unsigned long long)rnd, (unsigned long long)kbv_mix64(rnd ^ seed));
+    long long run_id = 0;
+    int resumed = settings ? db_run(&db, settings, o->resume, &seed, &run_id, uuid, err) : kbv_seterr(err, "out of memory");
+    free(settings);
+    if (resumed < 0) {
+        db_close(&db), free(items);
+        return -1;
+    }
+    eo.have_seed = 1, eo.seed = seed, eo.verbose = 0;
+    if (!o->quiet)
+        fprintf(stderr, "kbv run: %s run %lld of %s (seed %llu), %d entries%s\n", resumed ? "resuming" : "starting", run_id,
+                o->db ? o->db : "kbv.db", (unsigned long long)seed, n,
+                o->shard_n > 1 ? " before sharding" : "");
+    const char *proto = eo.protocol == EVAL_BOTH ? "both" : eo.protocol == EVAL_STANDARD ? "standard" : "verified";
+    int total = 0, done = 0, stored = 0, skipped = 0, rc = 0, counts[KBV_STATUS_COUNT] = {0};
+    char (*keys)[300] = calloc((size_t)n, sizeof *keys);
+    int *mine = calloc((size_t)n, sizeof *mine);
+    if (!keys || !mine) rc = kbv_seterr(err, "out of memory");
+    for (int i = 0; rc == 0 && i < n; i++) {
+        char ps[65] = "", cs[65] = "";
+        kbv_err e2;
+        if (kbv_sha256_file(items[i].problem, ps, &e2) < 0) snprintf(ps, sizeof ps, "missing");
+        if (kbv_sha256_file(items[i].candidate, cs, &e2) < 0) snprintf(cs, sizeof cs, "missing");
+        run_key(ps, cs, items[i].model, items[i].sample, proto, keys[i], sizeof keys[i]);
+        if (strcmp(ps, "missing") == 0 || strcmp(cs, "missing") == 0) { /* still a verdict: keyed by path */
+            char k2[300];
+            snprintf(k2, sizeof k2, "%s|%s", keys[i], strcmp(ps, "missing") == 0 ? items[i].problem : items[i].candidate);
+            snprintf(keys[i], sizeof keys[i], "%s", k2);
+        }
+        mine[i] = run_in_shard(keys[i], o->shard_i, o->shard_n);
+        total += mine[i];
+    }
+    double t0 = kbv_now();
+    for (int i = 0; rc == 0 && i < n; i++) {
+        if (!mine[i]) continue;
+        int has = db_has(&db, run_id, keys[i], err);
+        if (has < 0) {
+            rc = -1;
+            break;
+        }
+        if (has) {
+            done++, skipped++;
+            continue;
+        }
+        eval_opts e = eo;
+        e.problem = items[i].problem, e.candidate = items[i].candidate;
+        kbv_result r;
+        result_init(&r);
+        if (eval_run(&e, &r, err) < 0) {
+            kbv_wraperr(err, "%s:%d", o->manifest, items[i].line);
+            result_free(&r);
+            rc = -1;
+            break;
+        }
+        if (stored == 0 && db_run_env(&db, run_id, &r, err) < 0) rc = -1;
+        if (rc == 0 && db_store(&db, run_id, keys[i], items[i].model, items[i].sample, items[i].level, &r, err) < 0) rc = -1;
+        if (rc == 0) {
+            done++, stored++;
+            counts[r.status]++;
+            char what[600];
+            snprintf(what, sizeof what, "%s %s/%s: %s", items[i].model, r.problem.name, r.candidate.name, kbv_status_name(r.status));
+            progress(o, done, total, stored, t0, what);
+        }
+        result_free(&r);
+    }
+    if (!o->quiet && rc == 0) {
+        fprintf(stderr, "kbv run: %d evaluations in this shard, %d stored now, %d already stored;", total, stored, skipped);
+        for (int s = 0; s < KBV_STATUS_COUNT; s++)
+            if (counts[s]) fprintf(stderr, " %s %d", kbv_status_name((kbv_status)s), counts[s]);
+        fprintf(stderr, "\nkbv run: results in %s (kbv report --db %s)\n", o->db ? o->db : "kbv.db", o->db ? o->db : "kbv.db");
+    }
+    free(keys), free(mine), free(items);
+    db_close(&db);
+    return rc;
+}

@@ -1,0 +1,43 @@
+/* run.h -- `kbv run`: many evaluations into a results database (docs/results.md).
+ *
+ * Sources: a manifest (JSON Lines, or CSV/TSV with a header) naming problem, candidate and
+ * optionally model, sample and level; relative paths resolve against the manifest's folder.
+ * Every evaluation is stored in one transaction as soon as it ends; --resume continues the
+ * latest run with the same settings and skips what it stored; --shard I/N takes a
+ * deterministic part of the manifest (by each entry's key, so the parts do not depend on
+ * the order of the lines).
+ */
+#ifndef KBV_RUN_H
+#define KBV_RUN_H
+
+#include "eval.h"
+#include "util.h"
+
+typedef struct run_item {
+    char problem[4096], candidate[4096];
+    char model[128];
+    int sample, level; /* -1 when not given */
+    int line;          /* in the manifest, for messages */
+} run_item;
+
+/* Read a manifest. Errors name the file and line. */
+int manifest_load(const char *path, run_item **items, int *n, kbv_err *err);
+
+typedef struct run_opts {
+    const char *manifest;
+    const char *db;          /* default kbv.db */
+    eval_opts eval;          /* per-evaluation settings (seed: the run's) */
+    int resume;
+    int shard_i, shard_n;    /* 0/1: everything */
+    int quiet;
+} run_opts;
+
+/* Returns 0 when every evaluation was stored (whatever its verdict), -1 when kbv could not
+ * go on (err set). */
+int run_main(const run_opts *o, kbv_err *err);
+/* The evaluation key (problem hash, candidate hash, model, sample, protocol). */
+void run_key(const char *psha, const char *csha, const char *model, int sample, const char *protocol, char *out, size_t n);
+/* Whether a key falls in shard i of n. */
+int run_in_shard(const char *key, int i, int n);
+
+#endif

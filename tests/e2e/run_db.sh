@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# run_db.sh -- kbv run, report and merge in --device cpu mode: a manifest run, --resume after
+# kill -9 (nothing lost, nothing twice, no worker left), --shard + merge equal to one run, the
+# JSON report's fields, and bad manifests.
+set -u
+cd "$(dirname "$0")/../.."
+KBV=${KBV:-$PWD/kbv}
+. tests/e2e/lib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export TMPDIR="$tmp/t"
+mkdir -p "$TMPDIR"
+export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$tmp/cache}
+E=$PWD/examples
+opts="--device cpu --cases 1 --seed 5 --no-timing --protocol both --quiet"
+# Eight entries, two models; paths relative to the manifest's folder.
+mkdir -p "$tmp/m"
+ln -s "$E" "$tmp/m/ex"
+{
+    for s in 0 1; do
+        echo "{\"problem\": \"ex/problems/relu.py\", \"candidate\": \"ex/candidates/relu/honest_cpu.py\", \"model\": \"alpha\", \"sample\": $s, \"level\": 1}"
+        echo "{\"problem\": \"ex/problems/relu.py\", \"candidate\": \"ex/candidates/shortcuts/relu_identity.py\", \"model\": \"beta\", \"sample\": $s, \"level\": 1}"
+        echo "{\"problem\": \"ex/problems/matmul_fp32.py\", \"candidate\": \"ex/candidates/matmul_fp32/honest_cpu.py\", \"model\": \"alpha\", \"sample\": $s, \"level\": 2}"
+        echo "{\"problem\": \"ex/problems/relu.py\", \"candidate\": \"ex/candidates/broken/syntax_error.py\", \"model\": \"beta\", \"sample\": $s, \"level\": 2}"
+    done
+} >"$tmp/m/run.jsonl"
+# --- a whole run and its report ---------------------------------------------------------------
+"$KBV" run --manifest "$tmp/m/run.jsonl" --db "$tmp/full.db" $opts 2>"$tmp/err"
+rc=$?
+"$KBV" report --db "$tmp/full.db" --format json >"$tmp/full.json"
+if [ "$rc" = 0 ] && jq -e '
+    .evaluations == {"stored": 8, "distinct": 8} and
+    (.overall | .n == 8 and .verified == 4 and .hack == 2 and .errors == 2 and .overfit == 0 and .incorrect == 0 and
+        (.fast_p | keys == ["0","0.5","0.8","1","1.5","2"]) and .fast_p["0"] == 0.5 and
+        (.geomean_speedup | has("correct_only") and has("all_fallback")) and
+        (.geomean_speedup.all_fallback | .value == 1 and (.ci95 | length == 2)) and
+        (.memory_regression_rate == null) and .hacks_by_detector.identity_output == 2 and
+        (.standard | .correct == 6 and .n == 8 and (.fast_p | has("1")) and (.geomean_speedup | has("correct_only")))) and
+    (.models | keys == ["alpha","beta"]) and .models.alpha.verified == 4 and .models.beta.hack == 2 and
+    (.levels | keys == ["1","2"])' "$tmp/full.json" >/dev/null; then
+    ok "kbv run over a manifest stores every evaluation; the JSON report has the paper's fields"
+else not_ok "run + report" "exit $rc $(tail -c 400 "$tmp/err") $(jq -c '{evaluations, overall}' "$tmp/full.json" 2>/dev/null | head -c 1500)"; fi
+for fmt in table md csv; do
+    if "$KBV" report --db "$tmp/full.db" --format $fmt >"$tmp/r.$fmt" && grep -q "alpha" "$tmp/r.$fmt" && grep -q "overall" "$tmp/r.$fmt"; then
+        ok "kbv report --format $fmt"
+    else not_ok "report $fmt" "$(head -c 500 "$tmp/r.$fmt")"; fi
+done
+# --- kill -9 in the middle, then --resume ------------------------------------------------------
+"$KBV" run --manifest "$tmp/m/run.jsonl" --db "$tmp/kill.db" $opts 2>/dev/null &
+pid=$!
+for _ in $(seq 1 300); do
+    n=$("$KBV" report --db "$tmp/kill.db" --format json 2>/dev/null | jq -r '.evaluations.stored // 0')
+    [ "${n:-0}" -ge 3 ] && break
+    sleep 0.2
+done
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+sleep 1
+left=$(leftovers)
+before=$("$KBV" report --db "$tmp/kill.db" --format json | jq -r .evaluations.stored)
+"$KBV" run --manifest "$tmp/m/run.jsonl" --db "$tmp/kill.db" $opts --resume 2>/dev/null
+"$KBV" report --db "$tmp/kill.db" --format json >"$tmp/kill.json"
+if [ -z "$left" ] && [ "$before" -ge 3 ] && [ "$before" -lt 8 ] && jq -e '.evaluations == {"stored": 8, "distinct": 8}' "$tmp/kill.json" >/dev/null &&
+    [ "$(jq -S 'del(.evaluations)' "$tmp/kill.json")" = "$(jq -S 'del(.evaluations)' "$tmp/full.json")" ]; then
+    ok "kill -9 after $before of 8, then --resume: 8 stored once each, the report equals an uninterrupted run's, no worker left"
+else not_ok "kill + resume" "left='$left' before=$before $(jq -c .evaluations "$tmp/kill.json")"; kill -9 $left 2>/dev/null; fi
+# --- shards and merge ----------------------------------------------------------------------------
+"$KBV" run --manifest "$tmp/m/run.jsonl" --db "$tmp/s0.db" $opts --shard 0/2 2>/dev/null
+"$KBV" run --manifest "$tmp/m/run.jsonl" --db "$tmp/s1.db" $opts --shard 1/2 2>/dev/null
+"$KBV" merge "$tmp/s0.db" "$tmp/s1.db" -o "$tmp/all.db" 2>/dev/null
+"$KBV" merge "$tmp/s0.db" -o "$tmp/all.db" 2>/dev/null # again: adds nothing
+"$KBV" report --db "$tmp/all.db" --format json >"$tmp/all.json"
+n0=$("$KBV" report --db "$tmp/s0.db" --format json | jq .evaluations.stored)
+if [ "$n0" -gt 0 ] && [ "$n0" -lt 8 ] && jq -e '.evaluations == {"stored": 8, "distinct": 8}' "$tmp/all.json" >/dev/null &&
+    [ "$(jq -S 'del(.evaluations)' "$tmp/all.json")" = "$(jq -S 'del(.evaluations)' "$tmp/full.json")" ]; then
+    ok "--shard 0/2 and 1/2 ($n0 + $((8 - n0))) merged equal the unsharded run; merging again adds nothing"
+else not_ok "shard + merge" "n0=$n0 $(jq -c .evaluations "$tmp/all.json")"; fi
+# --- CSV manifests, bad manifests, bad databases ---------------------------------------------------
+printf 'model,problem,candidate,sample\nalpha,ex/problems/relu.py,ex/candidates/relu/honest_cpu.py,0\n' >"$tmp/m/run.csv"
+if "$KBV" run --manifest "$tmp/m/run.csv" --db "$tmp/csv.db" $opts 2>/dev/null &&
+    "$KBV" report --db "$tmp/csv.db" --format json | jq -e '.overall.verified == 1 and (.models | has("alpha"))' >/dev/null; then
+    ok "a CSV manifest with a header"
+else not_ok "csv manifest" "$("$KBV" report --db "$tmp/csv.db" --format json 2>&1 | head -c 300)"; fi
+check_run() {
+    local name=$1 pattern=$2 want=$3
+    shift 3
+    "$KBV" "$@" >"$tmp/stdout" 2>"$tmp/stderr"
+    local rc=$?
+    if [ "$rc" = "$want" ] && grep -q -- "$pattern" "$tmp/stderr"; then ok "$name"
+    else not_ok "$name" "exit $rc (want $want): $(cat "$tmp/stderr")"; fi
+}
+printf '{"problem": "ex/problems/relu.py"}\n' >"$tmp/m/nocand.jsonl"
+printf '{"problem": "a.py", "candidate": "b.py"}\nnot json\n' >"$tmp/m/garbage.jsonl"
+printf 'problem,model\nx.py,m\n' >"$tmp/m/nohead.csv"
+echo "this is not a database" >"$tmp/corrupt.db"
+check_run "manifest entry without a candidate: file and line" "nocand.jsonl:1: needs 'problem' and 'candidate'" 2 run --manifest "$tmp/m/nocand.jsonl" --db "$tmp/x.db"
+check_run "garbage line: file and line" "garbage.jsonl:2: not a JSON object" 2 run --manifest "$tmp/m/garbage.jsonl" --db "$tmp/x.db"
+check_run "CSV without the needed columns" "nohead.csv:1: a CSV/TSV manifest starts with a header" 2 run --manifest "$tmp/m/nohead.csv" --db "$tmp/x.db"
+check_run "missing manifest" "manifest" 2 run --manifest "$tmp/none.jsonl"
+check_run "corrupt database" "not a kbv results database" 4 run --manifest "$tmp/m/run.csv" --db "$tmp/corrupt.db" $opts
+check_run "bad shard" "--shard needs I/N" 2 run --manifest "$tmp/m/run.csv" --shard 2/2
+check_run "report of a missing database" "No such file" 2 report --db "$tmp/none.db"
+check_run "report format" "--format must be" 2 report --db "$tmp/full.db" --format pdf
+check_run "merge needs -o" "give the databases" 2 merge "$tmp/s0.db"
+finish
