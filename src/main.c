@@ -107,7 +107,7 @@ static int find_worker(char *out, size_t outlen) {
 }
 
 static void usage_run(FILE *f) {
-    fprintf(f, "usage: kbv run --manifest FILE [--db FILE] [options]\n"
+    fprintf(f, "usage: kbv run (--manifest FILE | --kernelbench DIR --runs DIR) [--db FILE] [options]\n"
                "\n"
                "Evaluates every entry of a manifest and stores each result in a SQLite database as soon as\n"
                "it ends (one transaction each): killing kbv loses at most the evaluation in progress.\n"
@@ -117,6 +117,9 @@ static void usage_run(FILE *f) {
                "\n"
                "options:\n"
                "  --manifest FILE         the evaluations to run\n"
+               "  --kernelbench DIR --runs DIR\n"
+               "                          instead of a manifest: KernelBench run folders (RUNS/<model>/\n"
+               "                          level_L_problem_P_sample_S_kernel.py) matched to DIR/levelL/P_*.py\n"
                "  --db FILE               results database (default kbv.db)\n"
                "  --resume                continue the latest run with the same settings; skip what it stored\n"
                "  --shard I/N             run only part I of N (a deterministic partition; merge with kbv merge)\n"
@@ -132,7 +135,7 @@ static void usage_run(FILE *f) {
 static int cmd_eval(int argc, char **argv, int mode) {
     const char *name = mode == 2 ? "run" : mode == 1 ? "check" : "eval";
     int check = mode == 1;
-    const char *manifest = NULL, *db = NULL;
+    const char *manifest = NULL, *db = NULL, *kb = NULL, *runs = NULL;
     int resume = 0, shard_i = 0, shard_n = 1;
     eval_opts o;
     eval_opts_default(&o);
@@ -165,6 +168,12 @@ static int cmd_eval(int argc, char **argv, int mode) {
         } else if (mode == 2 && strcmp(a, "--manifest") == 0) {
             NEED_VALUE();
             manifest = val;
+        } else if (mode == 2 && strcmp(a, "--kernelbench") == 0) {
+            NEED_VALUE();
+            kb = val;
+        } else if (mode == 2 && strcmp(a, "--runs") == 0) {
+            NEED_VALUE();
+            runs = val;
         } else if (mode == 2 && strcmp(a, "--db") == 0) {
             NEED_VALUE();
             db = val;
@@ -283,8 +292,8 @@ static int cmd_eval(int argc, char **argv, int mode) {
 #undef NEED_VALUE
     }
     if (mode == 2) {
-        if (nfiles || !manifest) {
-            fprintf(stderr, "kbv run: give --manifest FILE (and no other files)\n");
+        if (nfiles || (!manifest == !(kb && runs)) || (!!kb != !!runs)) {
+            fprintf(stderr, "kbv run: give --manifest FILE, or --kernelbench DIR --runs DIR (and no other files)\n");
             return EXIT_USAGE;
         }
         char worker[PATH_MAX];
@@ -298,11 +307,12 @@ static int cmd_eval(int argc, char **argv, int mode) {
             fprintf(stderr, "kbv: %s\n", err.msg);
             return EXIT_INTERNAL;
         }
-        run_opts ro = {.manifest = manifest, .db = db, .eval = o, .resume = resume, .shard_i = shard_i, .shard_n = shard_n,
+        run_opts ro = {.manifest = manifest, .kernelbench = kb, .runs = runs, .db = db, .eval = o, .resume = resume, .shard_i = shard_i, .shard_n = shard_n,
                        .quiet = !o.verbose};
         if (run_main(&ro, &err) < 0) {
             fprintf(stderr, "kbv run: %s\n", err.msg);
-            return strstr(err.msg, "manifest") || strstr(err.msg, ".jsonl:") || strstr(err.msg, ".csv:") || strstr(err.msg, ".tsv:")
+            return strstr(err.msg, "manifest") || strstr(err.msg, ".jsonl:") || strstr(err.msg, ".csv:") || strstr(err.msg, ".tsv:") ||
+                           strstr(err.msg, "runs folder") || strstr(err.msg, "no problem") || strstr(err.msg, "no files named")
                        ? EXIT_USAGE
                        : EXIT_INTERNAL;
         }
@@ -461,12 +471,14 @@ static int cmd_report(int argc, char **argv) {
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            printf("usage: kbv report [--db FILE] [--format table|md|json|csv] [-o FILE]\n\n"
+            printf("usage: kbv report [--db FILE] [--format table|md|json|csv|html] [-o FILE]\n\n"
                    "The paper metrics of a results database, overall, per model and per level, the verified\n"
                    "protocol beside the standard one: counts of verified, overfit, incorrect, hack and errors;\n"
                    "fast_p for p in 0, 0.5, 0.8, 1, 1.5, 2; geometric-mean speedup over correct candidates and\n"
                    "over all with failures as 1.0, with bootstrap 95%% CIs; the share of correct candidates that\n"
                    "raise peak memory; hacks by detector (json). The latest evaluation of each key counts.\n"
+                   "html adds charts drawn by gnuplot (speedup distributions, verified vs standard; memory\n"
+                   "ratio against speedup; hacks by detector).\n"
                    "See docs/results.md.\n");
             return 0;
         } else if ((strcmp(a, "--db") == 0 || strcmp(a, "--format") == 0 || strcmp(a, "-o") == 0) && !val) {
@@ -480,8 +492,8 @@ static int cmd_report(int argc, char **argv) {
             return EXIT_USAGE;
         }
     }
-    if (strcmp(format, "table") && strcmp(format, "md") && strcmp(format, "json") && strcmp(format, "csv")) {
-        fprintf(stderr, "kbv report: --format must be table, md, json or csv, not '%s'\n", format);
+    if (strcmp(format, "table") && strcmp(format, "md") && strcmp(format, "json") && strcmp(format, "csv") && strcmp(format, "html")) {
+        fprintf(stderr, "kbv report: --format must be table, md, json, csv or html, not '%s'\n", format);
         return EXIT_USAGE;
     }
     if (access(db, R_OK) < 0) {
@@ -490,7 +502,7 @@ static int cmd_report(int argc, char **argv) {
     }
     kbv_err err = {{0}};
     json_t *rep = NULL;
-    if (report_build(db, &rep, &err) < 0) {
+    if (report_build(db, strcmp(format, "html") == 0, &rep, &err) < 0) {
         fprintf(stderr, "kbv report: %s\n", err.msg);
         return EXIT_INTERNAL;
     }

@@ -1,6 +1,8 @@
 /* report.c -- `kbv report` (see report.h). */
 #include "report.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -8,6 +10,7 @@
 #include <string.h>
 
 #include "stats.h"
+#include "util.h"
 
 static const double kP[6] = {0, 0.5, 0.8, 1, 1.5, 2};
 static const char *kPName[6] = {"0", "0.5", "0.8", "1", "1.5", "2"};
@@ -94,7 +97,7 @@ json_t *report_metrics(const report_row *rows, int n, uint64_t seed) {
     return o;
 }
 
-int report_build(const char *db_path, json_t **out, kbv_err *err) {
+int report_build(const char *db_path, int with_rows, json_t **out, kbv_err *err) {
     *out = NULL;
     sqlite3 *h = NULL;
     if (sqlite3_open_v2(db_path, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
@@ -163,6 +166,17 @@ int report_build(const char *db_path, json_t **out, kbv_err *err) {
             json_object_set_new(levels, lv, report_metrics(sub, m, 0x5eed));
         }
     }
+    if (with_rows) {
+        json_t *a = json_array();
+        for (int i = 0; i < n; i++) {
+            const report_row *r = &rows[i];
+            json_array_append_new(a, json_pack("{s:s, s:s, s:o, s:o, s:o, s:s}", "model", r->model, "status", r->status, "speedup",
+                                               r->has_speedup ? json_real(r->speedup) : json_null(), "std_speedup",
+                                               r->std_has_speedup ? json_real(r->std_speedup) : json_null(), "peak_ratio",
+                                               r->has_peak ? json_real(r->peak_ratio) : json_null(), "hacks", r->hacks));
+        }
+        json_object_set_new(rep, "rows", a);
+    }
     free(sub), free(rows);
     json_object_set_new(rep, "models", models);
     json_object_set_new(rep, "levels", levels);
@@ -213,7 +227,158 @@ static const char *kHead[14] = {"n", "verified", "overfit", "incorrect", "hack",
                                 "geomean (correct)", "geomean (all, fallback 1)", "mem regression", "std correct",
                                 "std fast_1", "std geomean (correct)"};
 
+/* Run a gnuplot script that writes an SVG; the SVG's text (caller frees) or NULL. */
+static char *plot(const char *script, const char *dir, const char *name, kbv_err *err) {
+    char svg[PATH_MAX], gp[PATH_MAX];
+    snprintf(svg, sizeof svg, "%s/%s.svg", dir, name);
+    snprintf(gp, sizeof gp, "%s/%s.gp", dir, name);
+    FILE *f = fopen(gp, "w");
+    if (!f) return kbv_seterr(err, "%s: %s", gp, strerror(errno)), NULL;
+    fprintf(f, "set terminal svg size 640,400 dynamic font 'sans,11'\nset output '%s'\n%s\nunset output\n", svg, script);
+    fclose(f);
+    char cmd[2 * PATH_MAX + 64];
+    snprintf(cmd, sizeof cmd, "gnuplot '%s' 2>'%s/%s.err'", gp, dir, name);
+    int rc = system(cmd);
+    char *text = NULL;
+    size_t len;
+    if (rc != 0 || kbv_read_file(svg, &text, &len, err) < 0) {
+        char ef[PATH_MAX], *etext = NULL;
+        size_t elen = 0;
+        kbv_err e2;
+        snprintf(ef, sizeof ef, "%s/%s.err", dir, name);
+        if (kbv_read_file(ef, &etext, &elen, &e2) < 0) etext = NULL;
+        kbv_seterr(err, "gnuplot failed (exit %d) drawing %s: %.300s", rc, name,
+                   etext && *etext ? etext : "no message; is gnuplot installed? (Debian: gnuplot-nox)");
+        free(etext), free(text);
+        return NULL;
+    }
+    return text;
+}
+
+static void html_text(FILE *f, const char *s) {
+    for (; s && *s; s++) {
+        if (*s == '<') fputs("&lt;", f);
+        else if (*s == '>') fputs("&gt;", f);
+        else if (*s == '&') fputs("&amp;", f);
+        else fputc(*s, f);
+    }
+}
+
+static const char kNoData[] = "<p><em>No data for this chart (no timed or GPU-measured evaluations).</em></p>";
+
+static int write_html(const json_t *rep, FILE *f, kbv_err *err) {
+    char dir[] = "/tmp/kbv-report-XXXXXX";
+    if (!mkdtemp(dir)) return kbv_seterr(err, "cannot make a temporary folder: %s", strerror(errno));
+    const json_t *rows = json_object_get(rep, "rows");
+    /* 1. speedup distributions, verified vs standard (log2 histograms) */
+    kbv_buf sc;
+    kbv_buf_init(&sc);
+    char line[256];
+    const char *hdr = "$v << EOD\n";
+    kbv_buf_append(&sc, hdr, strlen(hdr));
+    int points = 0;
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        const json_t *x = json_object_get(json_array_get(rows, i), "speedup");
+        if (json_is_number(x) && json_number_value(x) > 0) {
+            int l = snprintf(line, sizeof line, "%g\n", log2(json_number_value(x)));
+            kbv_buf_append(&sc, line, (size_t)l);
+            points++;
+        }
+    }
+    const char *mid = "EOD\n$s << EOD\n";
+    kbv_buf_append(&sc, mid, strlen(mid));
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        const json_t *x = json_object_get(json_array_get(rows, i), "std_speedup");
+        if (json_is_number(x) && json_number_value(x) > 0) {
+            int l = snprintf(line, sizeof line, "%g\n", log2(json_number_value(x)));
+            kbv_buf_append(&sc, line, (size_t)l);
+            points++;
+        }
+    }
+    const char *tail = "EOD\nset title 'Speedup over PyTorch: verified (TF32 baseline) vs standard (KernelBench)'\n"
+                       "set xlabel 'log2 speedup'\nset ylabel 'candidates'\nset style fill transparent solid 0.5\n"
+                       "bin(x) = 0.25 * floor(x / 0.25)\nset boxwidth 0.25\n"
+                       "plot $v using (bin($1)):(1) smooth frequency with boxes title 'verified', "
+                       "$s using (bin($1)):(1) smooth frequency with boxes title 'standard'\n";
+    kbv_buf_append(&sc, tail, strlen(tail) + 1);
+    char *svg1 = points ? plot(sc.data, dir, "speedup", err) : strdup(kNoData);
+    kbv_buf_free(&sc);
+    /* 2. memory ratio against speedup */
+    kbv_buf_init(&sc);
+    kbv_buf_append(&sc, hdr, strlen(hdr));
+    points = 0;
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        const json_t *r = json_array_get(rows, i), *x = json_object_get(r, "speedup"), *m = json_object_get(r, "peak_ratio");
+        if (json_is_number(x) && json_is_number(m) && json_number_value(x) > 0 && json_number_value(m) > 0) {
+            points++;
+            int l = snprintf(line, sizeof line, "%g %g\n", json_number_value(x), json_number_value(m));
+            kbv_buf_append(&sc, line, (size_t)l);
+        }
+    }
+    const char *t2 = "EOD\nset title 'Peak memory (candidate / reference) against speedup'\nset logscale xy 2\n"
+                     "set xlabel 'verified speedup'\nset ylabel 'peak memory ratio'\n"
+                     "plot $v using 1:2 with points pt 7 ps 0.6 title 'verified candidates', 1 with lines dt 2 title ''\n";
+    kbv_buf_append(&sc, t2, strlen(t2) + 1);
+    char *svg2 = !svg1 ? NULL : points ? plot(sc.data, dir, "memory", err) : strdup(kNoData);
+    kbv_buf_free(&sc);
+    /* 3. hacks by detector */
+    kbv_buf_init(&sc);
+    kbv_buf_append(&sc, hdr, strlen(hdr));
+    const char *k;
+    json_t *v;
+    int nh = 0;
+    json_object_foreach((json_t *)json_object_get(json_object_get(rep, "overall"), "hacks_by_detector"), k, v) {
+        int l = snprintf(line, sizeof line, "\"%s\" %lld\n", k, (long long)json_integer_value(v));
+        kbv_buf_append(&sc, line, (size_t)l);
+        nh++;
+    }
+    if (!nh) kbv_buf_append(&sc, "\"none\" 0\n", 9);
+    const char *t3 = "EOD\nset title 'Hacks by detector'\nset style fill solid 0.6\nset boxwidth 0.6\nset xtics rotate by -30\n"
+                     "set yrange [0:*]\nplot $v using 0:2:xtic(1) with boxes title ''\n";
+    kbv_buf_append(&sc, t3, strlen(t3) + 1);
+    char *svg3 = svg2 ? plot(sc.data, dir, "hacks", err) : NULL;
+    kbv_buf_free(&sc);
+    char rm[PATH_MAX + 16];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+    if (system(rm) != 0) { /* a temporary folder left behind is not an error */ }
+    if (!svg3) {
+        free(svg1), free(svg2);
+        return -1;
+    }
+    fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>kbv report</title>\n"
+               "<style>body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;font-size:90%%}"
+               "td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}th{background:#eee}</style></head><body>\n"
+               "<h1>kbv report</h1>\n<p>Verified protocol (hidden inputs, float64 oracle, TF32 baseline) beside the standard "
+               "protocol (KernelBench's check and timing). fast_p: share of all candidates verified and faster than p.</p>\n<table>\n");
+    kbv_err e2;
+    FILE *mem = NULL;
+    char *buf = NULL;
+    size_t blen = 0;
+    mem = open_memstream(&buf, &blen);
+    if (mem && report_write(rep, "md", mem, &e2) == 0) {
+        fclose(mem), mem = NULL;
+        int row = 0;
+        for (char *save = NULL, *ln = strtok_r(buf, "\n", &save); ln; ln = strtok_r(NULL, "\n", &save), row++) {
+            if (row == 1) continue; /* the markdown rule */
+            fputs("<tr>", f);
+            for (char *s2 = NULL, *cell = strtok_r(ln, "|", &s2); cell; cell = strtok_r(NULL, "|", &s2)) {
+                while (*cell == ' ') cell++;
+                fputs(row ? "<td>" : "<th>", f);
+                html_text(f, cell);
+                fputs(row ? "</td>" : "</th>", f);
+            }
+            fputs("</tr>\n", f);
+        }
+    }
+    if (mem) fclose(mem);
+    free(buf);
+    fprintf(f, "</table>\n<h2>Speedups</h2>\n%s\n<h2>Memory</h2>\n%s\n<h2>Hacks</h2>\n%s\n</body></html>\n", svg1, svg2, svg3);
+    free(svg1), free(svg2), free(svg3);
+    return ferror(f) ? kbv_seterr(err, "cannot write the report") : 0;
+}
+
 int report_write(const json_t *rep, const char *format, FILE *f, kbv_err *err) {
+    if (strcmp(format, "html") == 0) return write_html(rep, f, err);
     if (strcmp(format, "json") == 0) {
         if (json_dumpf(rep, f, JSON_INDENT(2) | JSON_SORT_KEYS) < 0 || fputc('\n', f) == EOF) return kbv_seterr(err, "cannot write the report");
         return 0;

@@ -24,9 +24,11 @@ typedef struct report_row {
 
 /* The metrics of a set of rows (docs/results.md): a new JSON object. */
 json_t *report_metrics(const report_row *rows, int n, uint64_t seed);
-/* The whole report from a database: {overall, models, levels, evaluations}. */
-int report_build(const char *db_path, json_t **out, kbv_err *err);
-/* Render: "json", "table", "md" or "csv". */
+/* The whole report from a database: {overall, models, levels, evaluations}; with rows set,
+ * also "rows": per evaluation {model, status, speedup, std_speedup, peak_ratio, hacks} (for
+ * the charts). */
+int report_build(const char *db_path, int rows, json_t **out, kbv_err *err);
+/* Render: "json", "table", "md", "csv" or "html" (charts drawn by gnuplot). */
 int report_write(const json_t *rep, const char *format, FILE *f, kbv_err *err);
 
 #endif

@@ -1,6 +1,7 @@
 /* run.c -- `kbv run` (see run.h). */
 #include "run.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
@@ -163,6 +164,81 @@ int manifest_load(const char *path, run_item **items, int *n, kbv_err *err) {
     return rc;
 }
 
+/* KB/levelL/P_*.py for problem number P, or -1. */
+static int find_problem(const char *kb, int level, int prob, char *out, size_t n) {
+    char dir[PATH_MAX], want[32];
+    snprintf(dir, sizeof dir, "%s/level%d", kb, level);
+    snprintf(want, sizeof want, "%d_", prob);
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    int found = -1;
+    for (struct dirent *e; found < 0 && (e = readdir(d));) {
+        size_t l = strlen(e->d_name);
+        if (strncmp(e->d_name, want, strlen(want)) == 0 && l > 3 && strcmp(e->d_name + l - 3, ".py") == 0)
+            found = snprintf(out, n, "%s/%s", dir, e->d_name) < (int)n ? 0 : -1;
+    }
+    closedir(d);
+    return found;
+}
+
+static int scan_runs(const char *kb, const char *dir, const char *model, run_item **items, int *n, int *cap, int depth, kbv_err *err) {
+    DIR *d = opendir(dir);
+    if (!d) return kbv_seterr(err, "runs folder %s: %s", dir, strerror(errno));
+    char **names = NULL;
+    size_t nn = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        char **q = realloc(names, (nn + 1) * sizeof *q);
+        if (!q) break;
+        names = q;
+        names[nn++] = strdup(e->d_name);
+    }
+    closedir(d);
+    /* sorted: the same folders give the same order */
+    for (size_t i = 1; i < nn; i++)
+        for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+            char *t = names[j];
+            names[j] = names[j - 1], names[j - 1] = t;
+        }
+    int rc = 0;
+    for (size_t i = 0; i < nn && rc == 0; i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        int level, prob, sample, used = 0;
+        if (sscanf(names[i], "level_%d_problem_%d_sample_%d_kernel.py%n", &level, &prob, &sample, &used) == 3 &&
+            names[i][used] == '\0') {
+            char pp[PATH_MAX];
+            if (find_problem(kb, level, prob, pp, sizeof pp) < 0)
+                rc = kbv_seterr(err, "%s: no problem %d in %s/level%d", path, prob, kb, level);
+            else rc = add_item(items, n, cap, "/", pp, path, model, sample, level, 0, path, err);
+        } else if (depth == 0) {
+            DIR *sub = opendir(path);
+            if (sub) {
+                closedir(sub);
+                rc = scan_runs(kb, path, names[i], items, n, cap, 1, err);
+            }
+        }
+    }
+    for (size_t i = 0; i < nn; i++) free(names[i]);
+    free(names);
+    return rc;
+}
+
+int manifest_from_runs(const char *kb, const char *runs, run_item **items, int *n, kbv_err *err) {
+    *items = NULL, *n = 0;
+    int cap = 0;
+    char copy[PATH_MAX];
+    snprintf(copy, sizeof copy, "%s", runs);
+    size_t l = strlen(copy);
+    while (l > 1 && copy[l - 1] == '/') copy[--l] = '\0';
+    const char *base = strrchr(copy, '/') ? strrchr(copy, '/') + 1 : copy;
+    int rc = scan_runs(kb, copy, base, items, n, &cap, 0, err);
+    if (rc == 0 && *n == 0)
+        rc = kbv_seterr(err, "%s: no files named level_L_problem_P_sample_S_kernel.py (in it or one folder down)", runs);
+    if (rc < 0) free(*items), *items = NULL, *n = 0;
+    return rc;
+}
+
 static void progress(const run_opts *o, int done, int total, int stored, double t0, const char *what) {
     if (o->quiet) return;
     double el = kbv_now() - t0, rate = stored > 0 ? stored / el * 3600 : 0;
@@ -173,7 +249,10 @@ static void progress(const run_opts *o, int done, int total, int stored, double 
 int run_main(const run_opts *o, kbv_err *err) {
     run_item *items = NULL;
     int n = 0;
-    if (manifest_load(o->manifest, &items, &n, err) < 0) return -1;
+    if (o->manifest ? manifest_load(o->manifest, &items, &n, err) < 0
+                    : manifest_from_runs(o->kernelbench, o->runs, &items, &n, err) < 0)
+        return -1;
+    const char *source = o->manifest ? o->manifest : o->runs;
     kbv_db db;
     if (db_open(&db, o->db ? o->db : "kbv.db", err) < 0) {
         free(items);
@@ -181,7 +260,7 @@ int run_main(const run_opts *o, kbv_err *err) {
     }
     eval_opts eo = o->eval;
     char mabs[PATH_MAX];
-    if (kbv_abspath(o->manifest, mabs, sizeof mabs, err) < 0) snprintf(mabs, sizeof mabs, "%s", o->manifest);
+    if (kbv_abspath(source, mabs, sizeof mabs, err) < 0) snprintf(mabs, sizeof mabs, "%s", source);
     json_t *sj = json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:b}", "manifest", mabs, "device", eo.device, "cases", eo.ncases,
                            "protocol", eo.protocol, "shard_i", o->shard_i, "shard_n", o->shard_n, "timing", eo.timing);
     char *settings = sj ? json_dumps(sj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
@@ -239,7 +318,7 @@ int run_main(const run_opts *o, kbv_err *err) {
         kbv_result r;
         result_init(&r);
         if (eval_run(&e, &r, err) < 0) {
-            kbv_wraperr(err, "%s:%d", o->manifest, items[i].line);
+            kbv_wraperr(err, "%s:%d", source, items[i].line);
             result_free(&r);
             rc = -1;
             break;

@@ -22,9 +22,13 @@ typedef struct run_item {
 
 /* Read a manifest. Errors name the file and line. */
 int manifest_load(const char *path, run_item **items, int *n, kbv_err *err);
+/* KernelBench run folders: RUNS/<model>/level_L_problem_P_sample_S_kernel.py (or the files
+ * directly in RUNS, model = its name), each matched to KB/levelL/P_*.py. */
+int manifest_from_runs(const char *kb, const char *runs, run_item **items, int *n, kbv_err *err);
 
 typedef struct run_opts {
-    const char *manifest;
+    const char *manifest;    /* or: */
+    const char *kernelbench, *runs;
     const char *db;          /* default kbv.db */
     eval_opts eval;          /* per-evaluation settings (seed: the run's) */
     int resume;

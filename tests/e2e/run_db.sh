@@ -45,6 +45,11 @@ for fmt in table md csv; do
         ok "kbv report --format $fmt"
     else not_ok "report $fmt" "$(head -c 500 "$tmp/r.$fmt")"; fi
 done
+if ! command -v gnuplot >/dev/null; then
+    echo "SKIP: kbv report --format html needs gnuplot (scripts/install-deps.sh installs gnuplot-nox)"
+elif "$KBV" report --db "$tmp/full.db" --format html -o "$tmp/r.html" && grep -q "<svg" "$tmp/r.html" && grep -q "<th>fast_1" "$tmp/r.html"; then
+    ok "kbv report --format html draws its charts with gnuplot"
+else not_ok "report html" "$(head -c 300 "$tmp/r.html" 2>/dev/null)"; fi
 # --- kill -9 in the middle, then --resume ------------------------------------------------------
 "$KBV" run --manifest "$tmp/m/run.jsonl" --db "$tmp/kill.db" $opts 2>/dev/null &
 pid=$!
@@ -75,6 +80,21 @@ if [ "$n0" -gt 0 ] && [ "$n0" -lt 8 ] && jq -e '.evaluations == {"stored": 8, "d
     [ "$(jq -S 'del(.evaluations)' "$tmp/all.json")" = "$(jq -S 'del(.evaluations)' "$tmp/full.json")" ]; then
     ok "--shard 0/2 and 1/2 ($n0 + $((8 - n0))) merged equal the unsharded run; merging again adds nothing"
 else not_ok "shard + merge" "n0=$n0 $(jq -c .evaluations "$tmp/all.json")"; fi
+# --- KernelBench run folders ------------------------------------------------------------------------
+mkdir -p "$tmp/kb/level1" "$tmp/runs/modelA" "$tmp/runs/modelB"
+cp "$E/problems/relu.py" "$tmp/kb/level1/19_ReLU.py"
+cp "$E/candidates/relu/honest_cpu.py" "$tmp/runs/modelA/level_1_problem_19_sample_0_kernel.py"
+cp "$E/candidates/shortcuts/relu_identity.py" "$tmp/runs/modelB/level_1_problem_19_sample_0_kernel.py"
+"$KBV" run --kernelbench "$tmp/kb" --runs "$tmp/runs" --db "$tmp/kb.db" $opts 2>/dev/null
+if "$KBV" report --db "$tmp/kb.db" --format json | jq -e '.models.modelA.verified == 1 and .models.modelB.hack == 1 and .levels["1"].n == 2' >/dev/null; then
+    ok "--kernelbench DIR --runs DIR: run folders are models, files are matched to KernelBench's problems"
+else not_ok "kernelbench runs" "$("$KBV" report --db "$tmp/kb.db" --format json 2>&1 | head -c 400)"; fi
+cp "$E/candidates/relu/honest_cpu.py" "$tmp/runs/modelA/level_1_problem_77_sample_0_kernel.py"
+check_run_early() { "$KBV" "$@" >"$tmp/stdout" 2>"$tmp/stderr"; echo $?; }
+rc=$(check_run_early run --kernelbench "$tmp/kb" --runs "$tmp/runs" --db "$tmp/kb2.db" $opts)
+if [ "$rc" = 2 ] && grep -q "level_1_problem_77_sample_0_kernel.py: no problem 77" "$tmp/stderr"; then
+    ok "a run file without its KernelBench problem is a one-line error naming it"
+else not_ok "kernelbench missing problem" "exit $rc: $(cat "$tmp/stderr")"; fi
 # --- CSV manifests, bad manifests, bad databases ---------------------------------------------------
 printf 'model,problem,candidate,sample\nalpha,ex/problems/relu.py,ex/candidates/relu/honest_cpu.py,0\n' >"$tmp/m/run.csv"
 if "$KBV" run --manifest "$tmp/m/run.csv" --db "$tmp/csv.db" $opts 2>/dev/null &&

@@ -1,0 +1,24 @@
+# kbv level 1: SiLU (swish), x * sigmoid(x), elementwise over 8192 x 4096 signed inputs.
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.silu(x)
+
+
+rows = 8192
+cols = 4096
+
+
+def get_inputs():
+    return [torch.randn(rows, cols)]
+
+
+def get_init_inputs():
+    return []
