@@ -305,9 +305,38 @@ static int store(kbv_db *db, long long run_id, const char *key, const char *mode
     return rc == SQLITE_DONE ? 0 : dberr(db, err, "cannot add flags");
 }
 
+int db_run_seed(kbv_db *db, long long run_id, uint64_t *seed, kbv_err *err) {
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db->h, "SELECT seed FROM runs WHERE id = ?", -1, &st, NULL) != SQLITE_OK) return dberr(db, err, "cannot find the run");
+    sqlite3_bind_int64(st, 1, run_id);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) *seed = strtoull((const char *)sqlite3_column_text(st, 0), NULL, 10);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : kbv_seterr(err, "database %s: no run %lld", db->path, run_id);
+}
+
+int db_status(kbv_db *db, long long run_id, const char *key, char *out, size_t n, kbv_err *err) {
+    sqlite3_stmt *st = NULL;
+    out[0] = '\0';
+    if (sqlite3_prepare_v2(db->h, "SELECT status FROM evaluations WHERE run_id = ? AND key = ?", -1, &st, NULL) != SQLITE_OK)
+        return dberr(db, err, "cannot query evaluations");
+    sqlite3_bind_int64(st, 1, run_id);
+    sqlite3_bind_text(st, 2, key, -1, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) snprintf(out, n, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dberr(db, err, "cannot query evaluations");
+}
+
 int db_store(kbv_db *db, long long run_id, const char *key, const char *model, int sample, int level, const kbv_result *r,
              kbv_err *err) {
     if (exec(db, "BEGIN IMMEDIATE", err) < 0) return -1;
+    int has = db_has(db, run_id, key, err);
+    if (has != 0) {
+        kbv_err e2;
+        exec(db, "ROLLBACK", &e2);
+        return has;
+    }
     if (store(db, run_id, key, model, sample, level, r, err) < 0) {
         kbv_err e2;
         exec(db, "ROLLBACK", &e2);

@@ -29,7 +29,12 @@ int db_run(kbv_db *db, const char *settings, int resume, uint64_t *seed, long lo
 /* Store the run's environment once known (device, GPU, torch). */
 int db_run_env(kbv_db *db, long long run_id, const kbv_result *r, kbv_err *err);
 int db_has(kbv_db *db, long long run_id, const char *key, kbv_err *err); /* 1, 0, or -1 */
-/* One evaluation, in one transaction. */
+/* A run's seed. */
+int db_run_seed(kbv_db *db, long long run_id, uint64_t *seed, kbv_err *err);
+/* The stored status of a key in a run, into out ("" when none). */
+int db_status(kbv_db *db, long long run_id, const char *key, char *out, size_t n, kbv_err *err);
+/* One evaluation, in one transaction. Returns 0, 1 when the key was stored meanwhile (by
+ * another process: nothing written), or -1. */
 int db_store(kbv_db *db, long long run_id, const char *key, const char *model, int sample, int level, const kbv_result *r,
              kbv_err *err);
 /* Copy every run and evaluation of src into dst (runs matched by uuid: none twice). */

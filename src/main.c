@@ -106,6 +106,10 @@ static int find_worker(char *out, size_t outlen) {
     return snprintf(out, outlen, "%s/kbv-worker", self) < (int)outlen ? 0 : -1;
 }
 
+/* main's command line, for the child processes of `kbv run --gpus/--jobs` */
+static int g_argc;
+static char **g_argv;
+
 static void usage_run(FILE *f) {
     fprintf(f, "usage: kbv run (--manifest FILE | --kernelbench DIR --runs DIR) [--db FILE] [options]\n"
                "\n"
@@ -123,6 +127,9 @@ static void usage_run(FILE *f) {
                "  --db FILE               results database (default kbv.db)\n"
                "  --resume                continue the latest run with the same settings; skip what it stored\n"
                "  --shard I/N             run only part I of N (a deterministic partition; merge with kbv merge)\n"
+               "  --gpus LIST|all         one evaluation at a time on each of these GPUs (e.g. 0,1,2,3)\n"
+               "  --jobs N                without --gpus: N evaluations at a time (CPU runs; their compiles run\n"
+               "                          in parallel, into the shared compile cache)\n"
                "  and kbv eval's: --device, --seed, --timeout, --load-timeout, --cases, --protocol, --no-timing,\n"
                "  --time-budget, --compile-baseline, --standard-trials, --library-only, --cache-dir, --scratch,\n"
                "  --quiet\n"
@@ -136,7 +143,10 @@ static int cmd_eval(int argc, char **argv, int mode) {
     const char *name = mode == 2 ? "run" : mode == 1 ? "check" : "eval";
     int check = mode == 1;
     const char *manifest = NULL, *db = NULL, *kb = NULL, *runs = NULL;
-    int resume = 0, shard_i = 0, shard_n = 1;
+    int resume = 0, shard_i = 0, shard_n = 1, jobs = 0, ngpus = 0, child_entry = -1;
+    long long child_run = 0;
+    const char *gpus[64];
+    char gpulist[512] = "";
     eval_opts o;
     eval_opts_default(&o);
     o.verbose = 1;
@@ -177,6 +187,40 @@ static int cmd_eval(int argc, char **argv, int mode) {
         } else if (mode == 2 && strcmp(a, "--db") == 0) {
             NEED_VALUE();
             db = val;
+        } else if (mode == 2 && strcmp(a, "--gpus") == 0) {
+            NEED_VALUE();
+            if (strcmp(val, "all") == 0) {
+                ngpus = run_all_gpus(gpus, 64);
+                if (ngpus == 0) {
+                    fprintf(stderr, "kbv run: --gpus all: no NVIDIA GPU found (/proc/driver/nvidia/gpus)\n");
+                    return EXIT_INTERNAL;
+                }
+            } else {
+                snprintf(gpulist, sizeof gpulist, "%s", val);
+                ngpus = 0;
+                for (char *save = NULL, *t = strtok_r(gpulist, ",", &save); t && ngpus < 64; t = strtok_r(NULL, ",", &save)) {
+                    char *end;
+                    long g = strtol(t, &end, 10);
+                    if (*end || g < 0 || g > 1024) {
+                        fprintf(stderr, "kbv run: --gpus needs 'all' or a list like 0,1,2, not '%s'\n", val);
+                        return EXIT_USAGE;
+                    }
+                    gpus[ngpus++] = t;
+                }
+            }
+        } else if (mode == 2 && strcmp(a, "--jobs") == 0) {
+            NEED_VALUE();
+            if (parse_num(val, 1, 64, &v) < 0 || v != (int)v) {
+                fprintf(stderr, "kbv run: --jobs needs an integer from 1 to 64, not '%s'\n", val);
+                return EXIT_USAGE;
+            }
+            jobs = (int)v;
+        } else if (mode == 2 && strcmp(a, "--child") == 0) { /* internal: one entry, started by a parent kbv run */
+            NEED_VALUE();
+            if (sscanf(val, "%d:%lld", &child_entry, &child_run) != 2 || child_entry < 0) {
+                fprintf(stderr, "kbv run: bad --child '%s'\n", val);
+                return EXIT_USAGE;
+            }
         } else if (mode == 2 && strcmp(a, "--resume") == 0) {
             resume = 1;
         } else if (mode == 2 && strcmp(a, "--shard") == 0) {
@@ -308,7 +352,9 @@ static int cmd_eval(int argc, char **argv, int mode) {
             return EXIT_INTERNAL;
         }
         run_opts ro = {.manifest = manifest, .kernelbench = kb, .runs = runs, .db = db, .eval = o, .resume = resume, .shard_i = shard_i, .shard_n = shard_n,
-                       .quiet = !o.verbose};
+                       .quiet = !o.verbose, .ngpus = child_entry >= 0 ? 0 : ngpus, .jobs = child_entry >= 0 ? 0 : jobs,
+                       .argc = g_argc, .argv = g_argv, .child_entry = child_entry, .child_run = child_run};
+        for (int k = 0; k < ngpus; k++) ro.gpus[k] = gpus[k];
         if (run_main(&ro, &err) < 0) {
             fprintf(stderr, "kbv run: %s\n", err.msg);
             return strstr(err.msg, "manifest") || strstr(err.msg, ".jsonl:") || strstr(err.msg, ".csv:") || strstr(err.msg, ".tsv:") ||
@@ -568,6 +614,7 @@ static int cmd_merge(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+    g_argc = argc, g_argv = argv;
     if (argc < 2) {
         usage_main(stderr);
         exit(EXIT_USAGE);

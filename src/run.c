@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -246,6 +249,92 @@ static void progress(const run_opts *o, int done, int total, int stored, double 
     fprintf(stderr, "kbv run: [%d/%d] %s  (%.0f/h, ETA %.0f min)\n", done, total, what, rate, eta / 60);
 }
 
+int run_all_gpus(const char **out, int max) {
+    static char names[64][8];
+    DIR *d = opendir("/proc/driver/nvidia/gpus");
+    int n = 0;
+    if (!d) return 0;
+    for (struct dirent *e; (e = readdir(d)) && n < max && n < 64;)
+        if (e->d_name[0] != '.') snprintf(names[n], sizeof names[n], "%d", n), out[n] = names[n], n++;
+    closedir(d);
+    return n;
+}
+
+/* A child kbv for entry i on slot k: the parent's command line plus --child I:RUN. */
+static pid_t spawn_child(const run_opts *o, int i, long long run_id, int k, kbv_err *err) {
+    char self[PATH_MAX];
+    ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (sl <= 0) return kbv_seterr(err, "cannot find kbv's own path"), -1;
+    self[sl] = '\0';
+    char **argv = calloc((size_t)o->argc + 4, sizeof *argv), spec[64];
+    if (!argv) return kbv_seterr(err, "out of memory"), -1;
+    snprintf(spec, sizeof spec, "%d:%lld", i, run_id);
+    int a = 0;
+    for (int j = 0; j < o->argc; j++) argv[a++] = o->argv[j];
+    argv[a++] = "--child", argv[a++] = spec, argv[a] = NULL;
+    pid_t pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* a killed parent takes its children along */
+        if (o->ngpus) setenv("CUDA_VISIBLE_DEVICES", o->gpus[k], 1);
+        execv(self, argv);
+        _exit(127);
+    }
+    free(argv);
+    if (pid < 0) return kbv_seterr(err, "fork: %s", strerror(errno)), -1;
+    return pid;
+}
+
+/* Run the pending entries in child processes, nslots at a time. */
+static int run_slots(const run_opts *o, kbv_db *db, long long run_id, const int *pending, int npending, char (*keys)[300],
+                     const run_item *items, int total, int done0, kbv_err *err) {
+    int nslots = o->ngpus ? o->ngpus : (o->jobs > 0 ? o->jobs : 1);
+    pid_t slot_pid[64] = {0};
+    int slot_item[64], next = 0, running = 0, done = done0, stored = 0, rc = 0;
+    double t0 = kbv_now();
+    if (nslots > 64) nslots = 64;
+    while ((next < npending || running > 0) && rc == 0) {
+        for (int k = 0; k < nslots && next < npending; k++) {
+            if (slot_pid[k]) continue;
+            pid_t p = spawn_child(o, pending[next], run_id, k, err);
+            if (p < 0) {
+                rc = -1;
+                break;
+            }
+            slot_pid[k] = p, slot_item[k] = pending[next++], running++;
+        }
+        if (rc < 0 || running == 0) break;
+        int st = 0;
+        pid_t p = waitpid(-1, &st, 0);
+        if (p < 0) {
+            if (errno == EINTR) continue;
+            rc = kbv_seterr(err, "waitpid: %s", strerror(errno));
+            break;
+        }
+        for (int k = 0; k < nslots; k++) {
+            if (slot_pid[k] != p) continue;
+            slot_pid[k] = 0, running--;
+            int i = slot_item[k];
+            char status[32], what[700];
+            if (db_status(db, run_id, keys[i], status, sizeof status, err) < 0) rc = -1;
+            else if (!status[0]) {
+                char how[64];
+                if (WIFEXITED(st)) snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(st));
+                else snprintf(how, sizeof how, "signal %d", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+                rc = kbv_seterr(err, "the evaluation of %s (line %d) stored nothing (its kbv ended with %s)", items[i].candidate,
+                                items[i].line, how);
+            } else {
+                done++, stored++;
+                snprintf(what, sizeof what, "%s %s: %s%s%s", items[i].model, items[i].candidate, status, o->ngpus ? " on GPU " : "",
+                         o->ngpus ? o->gpus[k] : "");
+                progress(o, done, total, stored, t0, what);
+            }
+        }
+    }
+    for (int k = 0; k < nslots; k++) /* on an error: stop the others */
+        if (slot_pid[k]) kill(slot_pid[k], SIGKILL), waitpid(slot_pid[k], NULL, 0);
+    return rc;
+}
+
 int run_main(const run_opts *o, kbv_err *err) {
     run_item *items = NULL;
     int n = 0;
@@ -259,6 +348,36 @@ int run_main(const run_opts *o, kbv_err *err) {
         return -1;
     }
     eval_opts eo = o->eval;
+    if (o->child_entry >= 0) { /* one entry of an existing run, in a child process */
+        int i = o->child_entry, rc = 0;
+        uint64_t seed;
+        if (i >= n) rc = kbv_seterr(err, "--child: no entry %d", i);
+        else if (db_run_seed(&db, o->child_run, &seed, err) < 0) rc = -1;
+        if (rc == 0) {
+            const char *proto = eo.protocol == EVAL_BOTH ? "both" : eo.protocol == EVAL_STANDARD ? "standard" : "verified";
+            char ps[65] = "", cs[65] = "", key[300];
+            kbv_err e2;
+            if (kbv_sha256_file(items[i].problem, ps, &e2) < 0) snprintf(ps, sizeof ps, "missing");
+            if (kbv_sha256_file(items[i].candidate, cs, &e2) < 0) snprintf(cs, sizeof cs, "missing");
+            run_key(ps, cs, items[i].model, items[i].sample, proto, key, sizeof key);
+            if (strcmp(ps, "missing") == 0 || strcmp(cs, "missing") == 0) {
+                char k2[300];
+                snprintf(k2, sizeof k2, "%s|%s", key, strcmp(ps, "missing") == 0 ? items[i].problem : items[i].candidate);
+                snprintf(key, sizeof key, "%s", k2);
+            }
+            eo.have_seed = 1, eo.seed = seed, eo.verbose = 0;
+            eo.problem = items[i].problem, eo.candidate = items[i].candidate;
+            kbv_result r;
+            result_init(&r);
+            if (eval_run(&eo, &r, err) < 0) rc = -1;
+            else if (db_run_env(&db, o->child_run, &r, err) < 0 ||
+                     db_store(&db, o->child_run, key, items[i].model, items[i].sample, items[i].level, &r, err) < 0)
+                rc = -1;
+            result_free(&r);
+        }
+        db_close(&db), free(items);
+        return rc;
+    }
     char mabs[PATH_MAX];
     if (kbv_abspath(source, mabs, sizeof mabs, err) < 0) snprintf(mabs, sizeof mabs, "%s", source);
     json_t *sj = json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:b}", "manifest", mabs, "device", eo.device, "cases", eo.ncases,
@@ -302,6 +421,31 @@ int run_main(const run_opts *o, kbv_err *err) {
         total += mine[i];
     }
     double t0 = kbv_now();
+    if (rc == 0 && (o->ngpus > 0 || o->jobs > 1)) {
+        int *pending = calloc((size_t)n + 1, sizeof *pending), np = 0;
+        for (int i = 0; pending && rc == 0 && i < n; i++) {
+            if (!mine[i]) continue;
+            int has = db_has(&db, run_id, keys[i], err);
+            if (has < 0) rc = -1;
+            else if (has) done++, skipped++;
+            else pending[np++] = i;
+        }
+        if (!pending) rc = kbv_seterr(err, "out of memory");
+        if (rc == 0) {
+            if (!o->quiet)
+                fprintf(stderr, "kbv run: %d to evaluate in %d slot(s)%s\n", np, o->ngpus ? o->ngpus : o->jobs,
+                        o->ngpus ? " (one per GPU)" : "");
+            rc = run_slots(o, &db, run_id, pending, np, keys, items, total, done, err);
+            stored = rc == 0 ? np : 0;
+        }
+        free(pending);
+        if (!o->quiet && rc == 0)
+            fprintf(stderr, "kbv run: %d evaluations in this shard, %d stored now, %d already stored\nkbv run: results in %s (kbv report --db %s)\n",
+                    total, stored, skipped, o->db ? o->db : "kbv.db", o->db ? o->db : "kbv.db");
+        free(keys), free(mine), free(items);
+        db_close(&db);
+        return rc;
+    }
     for (int i = 0; rc == 0 && i < n; i++) {
         if (!mine[i]) continue;
         int has = db_has(&db, run_id, keys[i], err);

@@ -34,7 +34,18 @@ typedef struct run_opts {
     int resume;
     int shard_i, shard_n;    /* 0/1: everything */
     int quiet;
+    /* Parallel slots: each evaluation runs in a child kbv (`--child I:RUN`), on GPU gpus[k]
+     * (CUDA_VISIBLE_DEVICES) or, without GPUs, one of `jobs` CPU slots. */
+    const char *gpus[64];
+    int ngpus, jobs;
+    int argc;                /* the command line, to start the children with */
+    char **argv;
+    int child_entry;         /* >= 0: this process is a child running one entry of run child_run */
+    long long child_run;
 } run_opts;
+
+/* The GPUs `--gpus all` means: /proc/driver/nvidia/gpus entries, as indexes "0".."n-1". */
+int run_all_gpus(const char **out, int max);
 
 /* Returns 0 when every evaluation was stored (whatever its verdict), -1 when kbv could not
  * go on (err set). */

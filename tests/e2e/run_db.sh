@@ -69,6 +69,32 @@ if [ -z "$left" ] && [ "$before" -ge 3 ] && [ "$before" -lt 8 ] && jq -e '.evalu
     [ "$(jq -S 'del(.evaluations)' "$tmp/kill.json")" = "$(jq -S 'del(.evaluations)' "$tmp/full.json")" ]; then
     ok "kill -9 after $before of 8, then --resume: 8 stored once each, the report equals an uninterrupted run's, no worker left"
 else not_ok "kill + resume" "left='$left' before=$before $(jq -c .evaluations "$tmp/kill.json")"; kill -9 $left 2>/dev/null; fi
+# --- parallel slots: --jobs 3, and kill -9 of the parent ------------------------------------------
+t0=$SECONDS
+"$KBV" run --manifest "$tmp/m/run.jsonl" --db "$tmp/jobs.db" $opts --jobs 3 2>"$tmp/jobs.err"
+rc=$?
+"$KBV" report --db "$tmp/jobs.db" --format json >"$tmp/jobs.json"
+if [ "$rc" = 0 ] && jq -e '.evaluations == {"stored": 8, "distinct": 8}' "$tmp/jobs.json" >/dev/null &&
+    [ "$(jq -S 'del(.evaluations)' "$tmp/jobs.json")" = "$(jq -S 'del(.evaluations)' "$tmp/full.json")" ] &&
+    [ -z "$(leftovers)" ]; then
+    ok "--jobs 3: 8 evaluations in 3 child processes ($((SECONDS - t0)) s), the same report as one at a time"
+else not_ok "--jobs" "exit $rc $(tail -c 300 "$tmp/jobs.err") $(jq -c .evaluations "$tmp/jobs.json")"; fi
+"$KBV" run --manifest "$tmp/m/run.jsonl" --db "$tmp/jk.db" $opts --jobs 2 2>/dev/null &
+pid=$!
+for _ in $(seq 1 300); do
+    n=$("$KBV" report --db "$tmp/jk.db" --format json 2>/dev/null | jq -r '.evaluations.stored // 0')
+    [ "${n:-0}" -ge 2 ] && break
+    sleep 0.2
+done
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+sleep 1
+left=$(leftovers)
+kids=$(pgrep -f -- "--child [0-9]*:[0-9]*" | tr '\n' ' ')
+"$KBV" run --manifest "$tmp/m/run.jsonl" --db "$tmp/jk.db" $opts --jobs 2 --resume 2>/dev/null
+if [ -z "$left" ] && [ -z "$kids" ] && "$KBV" report --db "$tmp/jk.db" --format json | jq -e '.evaluations == {"stored": 8, "distinct": 8}' >/dev/null; then
+    ok "kill -9 of a --jobs run takes its children and workers along; --resume completes it, nothing twice"
+else not_ok "--jobs kill" "left='$left' kids='$kids' $("$KBV" report --db "$tmp/jk.db" --format json | jq -c .evaluations)"; kill -9 $left $kids 2>/dev/null; fi
 # --- shards and merge ----------------------------------------------------------------------------
 "$KBV" run --manifest "$tmp/m/run.jsonl" --db "$tmp/s0.db" $opts --shard 0/2 2>/dev/null
 "$KBV" run --manifest "$tmp/m/run.jsonl" --db "$tmp/s1.db" $opts --shard 1/2 2>/dev/null
