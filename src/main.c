@@ -118,6 +118,8 @@ static void usage_run(FILE *f) {
                "The manifest is JSON Lines ({\"problem\": ..., \"candidate\": ..., \"model\": ..., \"sample\": N,\n"
                "\"level\": N}) or CSV/TSV with a header of those names; relative paths are taken from the\n"
                "manifest's folder. All evaluations of a run share its seed (same hidden cases).\n"
+               "With no source, runs the built-in suite (problems/default-cuda.jsonl on a GPU machine,\n"
+               "problems/default-cpu.jsonl with --device cpu or without a GPU) under --protocol both.\n"
                "\n"
                "options:\n"
                "  --manifest FILE         the evaluations to run\n"
@@ -145,6 +147,7 @@ static int cmd_eval(int argc, char **argv, int mode) {
     const char *manifest = NULL, *db = NULL, *kb = NULL, *runs = NULL;
     int resume = 0, shard_i = 0, shard_n = 1, jobs = 0, ngpus = 0, child_entry = -1;
     long long child_run = 0;
+    int protocol_set = 0;
     const char *gpus[64];
     char gpulist[512] = "";
     eval_opts o;
@@ -272,6 +275,7 @@ static int cmd_eval(int argc, char **argv, int mode) {
             o.ncases = (int)v;
         } else if (strcmp(a, "--protocol") == 0) {
             NEED_VALUE();
+            protocol_set = 1;
             if (strcmp(val, "verified") == 0) o.protocol = EVAL_VERIFIED;
             else if (strcmp(val, "standard") == 0) o.protocol = EVAL_STANDARD;
             else if (strcmp(val, "both") == 0) o.protocol = EVAL_BOTH;
@@ -336,6 +340,19 @@ static int cmd_eval(int argc, char **argv, int mode) {
 #undef NEED_VALUE
     }
     if (mode == 2) {
+        char dflt[64];
+        if (!manifest && !kb && !runs && !nfiles) { /* the built-in suite for this device */
+            int cuda = strcmp(o.device, "cuda") == 0 || (strcmp(o.device, "auto") == 0 && access("/dev/nvidiactl", F_OK) == 0);
+            snprintf(dflt, sizeof dflt, "problems/default-%s.jsonl", cuda ? "cuda" : "cpu");
+            if (access(dflt, R_OK) < 0) {
+                fprintf(stderr, "kbv run: the built-in suite %s is not here: run kbv from the repository root, or give "
+                                "--manifest FILE\n", dflt);
+                return EXIT_USAGE;
+            }
+            manifest = dflt;
+            if (!protocol_set) o.protocol = EVAL_BOTH;
+            if (o.verbose) fprintf(stderr, "kbv run: no source given; running the built-in suite %s\n", dflt);
+        }
         if (nfiles || (!manifest == !(kb && runs)) || (!!kb != !!runs)) {
             fprintf(stderr, "kbv run: give --manifest FILE, or --kernelbench DIR --runs DIR (and no other files)\n");
             return EXIT_USAGE;
