@@ -22,6 +22,19 @@ void run_key(const char *psha, const char *csha, const char *model, int sample, 
     snprintf(out, n, "%.64s:%.64s:%s:%d:%s", psha, csha, model, sample, protocol);
 }
 
+/* An entry's key; a file that cannot be read still gets a verdict, keyed by its path. */
+static void item_key(const run_item *it, const char *proto, char *out, size_t n) {
+    char ps[65] = "", cs[65] = "";
+    kbv_err e2;
+    if (kbv_sha256_file(it->problem, ps, &e2) < 0) snprintf(ps, sizeof ps, "missing");
+    if (kbv_sha256_file(it->candidate, cs, &e2) < 0) snprintf(cs, sizeof cs, "missing");
+    run_key(ps, cs, it->model, it->sample, proto, out, n);
+    if (strcmp(ps, "missing") == 0 || strcmp(cs, "missing") == 0) {
+        size_t l = strlen(out);
+        snprintf(out + l, n - l, "|%s", strcmp(ps, "missing") == 0 ? it->problem : it->candidate);
+    }
+}
+
 int run_in_shard(const char *key, int i, int n) {
     if (n <= 1) return 1;
     uint64_t h = 1469598103934665603ULL; /* FNV-1a, then mixed */
@@ -355,16 +368,8 @@ int run_main(const run_opts *o, kbv_err *err) {
         else if (db_run_seed(&db, o->child_run, &seed, err) < 0) rc = -1;
         if (rc == 0) {
             const char *proto = eo.protocol == EVAL_BOTH ? "both" : eo.protocol == EVAL_STANDARD ? "standard" : "verified";
-            char ps[65] = "", cs[65] = "", key[300];
-            kbv_err e2;
-            if (kbv_sha256_file(items[i].problem, ps, &e2) < 0) snprintf(ps, sizeof ps, "missing");
-            if (kbv_sha256_file(items[i].candidate, cs, &e2) < 0) snprintf(cs, sizeof cs, "missing");
-            run_key(ps, cs, items[i].model, items[i].sample, proto, key, sizeof key);
-            if (strcmp(ps, "missing") == 0 || strcmp(cs, "missing") == 0) {
-                char k2[300];
-                snprintf(k2, sizeof k2, "%s|%s", key, strcmp(ps, "missing") == 0 ? items[i].problem : items[i].candidate);
-                snprintf(key, sizeof key, "%s", k2);
-            }
+            char key[300];
+            item_key(&items[i], proto, key, sizeof key);
             eo.have_seed = 1, eo.seed = seed, eo.verbose = 0;
             eo.problem = items[i].problem, eo.candidate = items[i].candidate;
             kbv_result r;
@@ -407,16 +412,7 @@ int run_main(const run_opts *o, kbv_err *err) {
     int *mine = calloc((size_t)n, sizeof *mine);
     if (!keys || !mine) rc = kbv_seterr(err, "out of memory");
     for (int i = 0; rc == 0 && i < n; i++) {
-        char ps[65] = "", cs[65] = "";
-        kbv_err e2;
-        if (kbv_sha256_file(items[i].problem, ps, &e2) < 0) snprintf(ps, sizeof ps, "missing");
-        if (kbv_sha256_file(items[i].candidate, cs, &e2) < 0) snprintf(cs, sizeof cs, "missing");
-        run_key(ps, cs, items[i].model, items[i].sample, proto, keys[i], sizeof keys[i]);
-        if (strcmp(ps, "missing") == 0 || strcmp(cs, "missing") == 0) { /* still a verdict: keyed by path */
-            char k2[300];
-            snprintf(k2, sizeof k2, "%s|%s", keys[i], strcmp(ps, "missing") == 0 ? items[i].problem : items[i].candidate);
-            snprintf(keys[i], sizeof keys[i], "%s", k2);
-        }
+        item_key(&items[i], proto, keys[i], sizeof keys[i]);
         mine[i] = run_in_shard(keys[i], o->shard_i, o->shard_n);
         total += mine[i];
     }

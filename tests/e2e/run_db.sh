@@ -12,6 +12,15 @@ export TMPDIR="$tmp/t"
 mkdir -p "$TMPDIR"
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$tmp/cache}
 E=$PWD/examples
+# wait_stored DB N: until DB holds N evaluations (or 60 s)
+wait_stored() {
+    local n
+    for _ in $(seq 1 300); do
+        n=$("$KBV" report --db "$1" --format json 2>/dev/null | jq -r '.evaluations.stored // 0')
+        [ "${n:-0}" -ge "$2" ] && return 0
+        sleep 0.2
+    done
+}
 opts="--device cpu --cases 1 --seed 5 --no-timing --protocol both --quiet"
 # Eight entries, two models; paths relative to the manifest's folder.
 mkdir -p "$tmp/m"
@@ -53,11 +62,7 @@ else not_ok "report html" "$(head -c 300 "$tmp/r.html" 2>/dev/null)"; fi
 # --- kill -9 in the middle, then --resume ------------------------------------------------------
 "$KBV" run --manifest "$tmp/m/run.jsonl" --db "$tmp/kill.db" $opts 2>/dev/null &
 pid=$!
-for _ in $(seq 1 300); do
-    n=$("$KBV" report --db "$tmp/kill.db" --format json 2>/dev/null | jq -r '.evaluations.stored // 0')
-    [ "${n:-0}" -ge 3 ] && break
-    sleep 0.2
-done
+wait_stored "$tmp/kill.db" 3
 kill -9 $pid 2>/dev/null
 wait $pid 2>/dev/null
 sleep 1
@@ -81,11 +86,7 @@ if [ "$rc" = 0 ] && jq -e '.evaluations == {"stored": 8, "distinct": 8}' "$tmp/j
 else not_ok "--jobs" "exit $rc $(tail -c 300 "$tmp/jobs.err") $(jq -c .evaluations "$tmp/jobs.json")"; fi
 "$KBV" run --manifest "$tmp/m/run.jsonl" --db "$tmp/jk.db" $opts --jobs 2 2>/dev/null &
 pid=$!
-for _ in $(seq 1 300); do
-    n=$("$KBV" report --db "$tmp/jk.db" --format json 2>/dev/null | jq -r '.evaluations.stored // 0')
-    [ "${n:-0}" -ge 2 ] && break
-    sleep 0.2
-done
+wait_stored "$tmp/jk.db" 2
 kill -9 $pid 2>/dev/null
 wait $pid 2>/dev/null
 sleep 1
@@ -148,4 +149,12 @@ check_run "bad shard" "--shard needs I/N" 2 run --manifest "$tmp/m/run.csv" --sh
 check_run "report of a missing database" "No such file" 2 report --db "$tmp/none.db"
 check_run "report format" "--format must be" 2 report --db "$tmp/full.db" --format pdf
 check_run "merge needs -o" "give the databases" 2 merge "$tmp/s0.db"
+(cd "$tmp" && "$KBV" run --device cpu >"$tmp/stdout" 2>"$tmp/stderr")
+rc=$?
+if [ "$rc" = 2 ] && grep -q "built-in suite problems/default-cpu.jsonl is not here" "$tmp/stderr"; then
+    ok "kbv run with no source outside the repository says where the built-in suite is expected"
+else not_ok "default run elsewhere" "exit $rc: $(cat "$tmp/stderr")"; fi
+if [ "$(wc -l < problems/default-cpu.jsonl)" -ge 20 ] && bash scripts/suite-manifest.sh >/dev/null && git diff --quiet -- problems/default-cpu.jsonl 2>/dev/null; then
+    ok "the built-in CPU suite lists the CPU part of the zoo, as scripts/suite-manifest.sh writes it"
+else not_ok "built-in suite" "problems/default-cpu.jsonl is not what scripts/suite-manifest.sh writes (run it)"; fi
 finish
