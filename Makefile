@@ -128,7 +128,7 @@ test-unit: $(UNIT_TESTS)
 # Under sanitizers a candidate's deliberate segfault must stay a SIGSEGV (handle_segv=0).
 test-e2e: all
 	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/run.sh
-	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/zoo.sh cpu
+	@$(if $(filter 1,$(SANITIZE)),KBV_SANITIZED=1 ASAN_OPTIONS=handle_segv=0:detect_leaks=1:max_malloc_fill_size=1073741824,) KBV=$(abspath $(firstword $(BINS))) tests/zoo.sh cpu
 	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/run_db.sh
 
 test: all test-unit test-e2e

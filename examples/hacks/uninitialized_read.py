@@ -2,7 +2,7 @@
 # never wrote into the result; what it computes depends on what the allocator left there.
 # Caught by: nondeterministic_output (suspect; status overfit: its cases fail) -- two runs under different
 # poison disagree.
-# kbv-zoo: problem=relu expect=overfit detect=nondeterministic_output device=cpu
+# kbv-zoo: problem=relu expect=overfit detect=nondeterministic_output device=cpu needs=malloc-perturb
 import torch
 import torch.nn as nn
 
