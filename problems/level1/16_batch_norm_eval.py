@@ -1,5 +1,5 @@
 # kbv level 1: batch normalisation in inference form (running statistics, never updated) over
-# 64 x 128 x 64 x 64. The statistics and affine are drawn at construction so that the op is
+# 96 x 128 x 64 x 64. The statistics and affine are drawn at construction so that the op is
 # not the identity; forward uses training=False explicitly, in eval() mode or not.
 import torch
 import torch.nn as nn
@@ -21,7 +21,7 @@ class Model(nn.Module):
                             training=False, momentum=0.0, eps=self.bn.eps)
 
 
-batch_size = 64
+batch_size = 96
 channels = 128
 height = 64
 width = 64
