@@ -397,6 +397,19 @@ static json_t *case_specs(const eval_ctx *c, int ci, int dist, int dom) {
     return specs;
 }
 
+/* The narrowest domain a case's generated inputs were drawn in: the fallback step dom, or an
+ * input's declared range (first_domain) where that is narrower. */
+static int effective_domain(const eval_ctx *c, int dom) {
+    int d = dom;
+    for (size_t j = 0; dom < 3 && j < json_array_size(c->plan); j++) {
+        const json_t *e = json_array_get(c->plan, j);
+        if (strcmp(json_string_value(json_object_get(e, "make")) ?: "", "gen") != 0) continue;
+        int first = (int)json_integer_value(json_object_get(e, "first_domain"));
+        if (first > d && first < 3) d = first;
+    }
+    return d;
+}
+
 static int plan_has_gen(const eval_ctx *c) {
     for (size_t j = 0; j < json_array_size(c->plan); j++)
         if (strcmp(json_string_value(json_object_get(json_array_get(c->plan, j), "make")) ?: "", "gen") == 0) return 1;
@@ -1377,7 +1390,7 @@ cases:;
                 }
                 ref_runs_free(&rr);
             }
-            snprintf(kc->domain, sizeof kc->domain, "%s", kDomains[dom < 4 ? dom : 3]);
+            snprintf(kc->domain, sizeof kc->domain, "%s", kDomains[effective_domain(c, dom < 4 ? dom : 3)]);
             if (!valid) {
                 kc->skipped = 1;
                 snprintf(kc->skip_reason, sizeof kc->skip_reason, "no domain gave a valid reference output (last: %s)", why);
