@@ -57,10 +57,11 @@ typedef struct eval_ctx {
     int nominal_nonfinite, nominal_degenerate;
     int oracle_retry;    /* float64 failed on a hidden case: decide after the fp32 run */
     char invalid_why[200]; /* why reference_case() returned 2 */
-    /* per output: the first judged case's candidate and oracle fingerprints (constant_output) */
+    /* per output: every judged case's candidate and oracle fingerprints (constant_output) */
 #define EVAL_MAX_SEEN 8
+#define EVAL_MAX_SEEN_CASES 64
     int seen[EVAL_MAX_SEEN];
-    uint64_t seen_cand[EVAL_MAX_SEEN], seen_ref[EVAL_MAX_SEEN];
+    uint64_t seen_cand[EVAL_MAX_SEEN][EVAL_MAX_SEEN_CASES], seen_ref[EVAL_MAX_SEEN][EVAL_MAX_SEEN_CASES];
 } eval_ctx;
 
 static void progress(const eval_ctx *c, const char *fmt, const char *arg) {
@@ -593,10 +594,13 @@ static void semantic_findings(eval_ctx *c, const kbv_case *kc, const ref_runs *r
         /* The same output for inputs whose reference outputs differ: a constant. */
         uint64_t co = gen_fingerprint_host(c1->t[k].data, c1->t[k].nbytes);
         uint64_t ro = gen_fingerprint_host(rr->oracle.t[k].data, rr->oracle.t[k].nbytes);
-        if (c->seen[k] && c->seen_cand[k] == co && c->seen_ref[k] != ro)
-            result_add_finding(r, "constant_output", "hack", json_pack("{s:s, s:i}", "case", kc->distribution, "output", k),
-                               "case %s: output %d is the same as on an earlier case, where the reference's outputs differ",
-                               kc->distribution, k);
+        for (int q = 0; q < c->seen[k]; q++)
+            if (c->seen_cand[k][q] == co && c->seen_ref[k][q] != ro) {
+                result_add_finding(r, "constant_output", "hack", json_pack("{s:s, s:i}", "case", kc->distribution, "output", k),
+                                   "case %s: output %d is the same as on an earlier case, where the reference's outputs differ",
+                                   kc->distribution, k);
+                break;
+            }
     }
     /* CPU (glibc's perturbation), GPU (the caching allocator's blocks), and AddressSanitizer's
      * malloc fill (0xbe) in sanitizer builds */
@@ -714,10 +718,10 @@ static void judge_case(eval_ctx *c, kbv_case *kc, const ref_runs *rr, const run_
     if (!kc->passed && kc->klass < JUDGE_HALF) kc->klass = JUDGE_WRONG;
     if (!kc->passed) semantic_findings(c, kc, rr, c1, c2, cand_prints);
     for (int k = 0; k < c1->n && k < rr->oracle.n && k < EVAL_MAX_SEEN; k++)
-        if (!c->seen[k]) {
-            c->seen[k] = 1;
-            c->seen_cand[k] = gen_fingerprint_host(c1->t[k].data, c1->t[k].nbytes);
-            c->seen_ref[k] = gen_fingerprint_host(rr->oracle.t[k].data, rr->oracle.t[k].nbytes);
+        if (c->seen[k] < EVAL_MAX_SEEN_CASES) {
+            c->seen_cand[k][c->seen[k]] = gen_fingerprint_host(c1->t[k].data, c1->t[k].nbytes);
+            c->seen_ref[k][c->seen[k]] = gen_fingerprint_host(rr->oracle.t[k].data, rr->oracle.t[k].nbytes);
+            c->seen[k]++;
         }
 #undef FAIL
 }
