@@ -92,6 +92,17 @@ static int parse_num(const char *s, double lo, double hi, double *out) {
     return 0;
 }
 
+/* A numeric option's value in [lo, hi] (a whole number when integer is set): 0, or -1 after
+ * saying on stderr what the option needs. */
+static int num_opt(const char *cmd, const char *opt, const char *val, double lo, double hi, int integer, const char *needs,
+                   double *out) {
+    if (parse_num(val, lo, hi, out) < 0 || (integer && *out != (int)*out)) {
+        fprintf(stderr, "kbv %s: %s needs %s, not '%s'\n", cmd, opt, needs, val);
+        return -1;
+    }
+    return 0;
+}
+
 /* Path of kbv-worker: $KBV_WORKER, else beside this executable. */
 static int find_worker(char *out, size_t outlen) {
     const char *env = getenv("KBV_WORKER");
@@ -213,10 +224,7 @@ static int cmd_eval(int argc, char **argv, int mode) {
             }
         } else if (mode == 2 && strcmp(a, "--jobs") == 0) {
             NEED_VALUE();
-            if (parse_num(val, 1, 64, &v) < 0 || v != (int)v) {
-                fprintf(stderr, "kbv run: --jobs needs an integer from 1 to 64, not '%s'\n", val);
-                return EXIT_USAGE;
-            }
+            if (num_opt("run", a, val, 1, 64, 1, "an integer from 1 to 64", &v) < 0) return EXIT_USAGE;
             jobs = (int)v;
         } else if (mode == 2 && strcmp(a, "--child") == 0) { /* internal: one entry, started by a parent kbv run */
             NEED_VALUE();
@@ -254,24 +262,15 @@ static int cmd_eval(int argc, char **argv, int mode) {
             o.have_seed = 1, o.seed = s;
         } else if (strcmp(a, "--timeout") == 0) {
             NEED_VALUE();
-            if (parse_num(val, 0.1, 86400, &v) < 0) {
-                fprintf(stderr, "kbv %s: --timeout needs seconds between 0.1 and 86400, not '%s'\n", name, val);
-                return EXIT_USAGE;
-            }
+            if (num_opt(name, a, val, 0.1, 86400, 0, "seconds between 0.1 and 86400", &v) < 0) return EXIT_USAGE;
             o.timeout_s = v;
         } else if (strcmp(a, "--load-timeout") == 0) {
             NEED_VALUE();
-            if (parse_num(val, 0.1, 86400, &v) < 0) {
-                fprintf(stderr, "kbv %s: --load-timeout needs seconds between 0.1 and 86400, not '%s'\n", name, val);
-                return EXIT_USAGE;
-            }
+            if (num_opt(name, a, val, 0.1, 86400, 0, "seconds between 0.1 and 86400", &v) < 0) return EXIT_USAGE;
             o.load_timeout_s = v;
         } else if (strcmp(a, "--cases") == 0) {
             NEED_VALUE();
-            if (parse_num(val, 1, 100, &v) < 0 || v != (int)v) {
-                fprintf(stderr, "kbv %s: --cases needs an integer from 1 to 100, not '%s'\n", name, val);
-                return EXIT_USAGE;
-            }
+            if (num_opt(name, a, val, 1, 100, 1, "an integer from 1 to 100", &v) < 0) return EXIT_USAGE;
             o.ncases = (int)v;
         } else if (strcmp(a, "--protocol") == 0) {
             NEED_VALUE();
@@ -285,10 +284,7 @@ static int cmd_eval(int argc, char **argv, int mode) {
             }
         } else if (strcmp(a, "--standard-tol") == 0) {
             NEED_VALUE();
-            if (parse_num(val, 1e-12, 1, &v) < 0) {
-                fprintf(stderr, "kbv %s: --standard-tol needs a number in (0, 1], not '%s'\n", name, val);
-                return EXIT_USAGE;
-            }
+            if (num_opt(name, a, val, 1e-12, 1, 0, "a number in (0, 1]", &v) < 0) return EXIT_USAGE;
             o.standard_tol = v;
         } else if (strcmp(a, "--no-timing") == 0) {
             o.timing = 0;
@@ -296,17 +292,11 @@ static int cmd_eval(int argc, char **argv, int mode) {
             o.compile_baseline = 1;
         } else if (strcmp(a, "--time-budget") == 0) {
             NEED_VALUE();
-            if (parse_num(val, 0.01, 3600, &v) < 0) {
-                fprintf(stderr, "kbv %s: --time-budget needs seconds between 0.01 and 3600, not '%s'\n", name, val);
-                return EXIT_USAGE;
-            }
+            if (num_opt(name, a, val, 0.01, 3600, 0, "seconds between 0.01 and 3600", &v) < 0) return EXIT_USAGE;
             o.time_budget_s = v;
         } else if (strcmp(a, "--standard-trials") == 0) {
             NEED_VALUE();
-            if (parse_num(val, 0, 100000, &v) < 0 || v != (int)v) {
-                fprintf(stderr, "kbv %s: --standard-trials needs an integer from 0 to 100000, not '%s'\n", name, val);
-                return EXIT_USAGE;
-            }
+            if (num_opt(name, a, val, 0, 100000, 1, "an integer from 0 to 100000", &v) < 0) return EXIT_USAGE;
             o.standard_trials = (int)v;
         } else if (strcmp(a, "--library-only") == 0) {
             NEED_VALUE();
