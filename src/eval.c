@@ -587,15 +587,15 @@ static int all_equal(const kbv_tensor *t) {
 }
 
 /* A failed case: name what the outputs show. */
+/* cfp[k], ofp[k]: fingerprints of the candidate's output k and of the oracle's (0 past the
+ * oracle's outputs). */
 static void semantic_findings(eval_ctx *c, const kbv_case *kc, const ref_runs *rr, const run_out *c1, const run_out *c2,
-                              const json_t *cand_prints) {
+                              const json_t *cand_prints, const uint64_t *cfp, const uint64_t *ofp) {
     kbv_result *r = c->r;
     for (int k = 0; k < c1->n && k < rr->oracle.n && k < EVAL_MAX_SEEN; k++) {
         /* The same output for inputs whose reference outputs differ: a constant. */
-        uint64_t co = gen_fingerprint_host(c1->t[k].data, c1->t[k].nbytes);
-        uint64_t ro = gen_fingerprint_host(rr->oracle.t[k].data, rr->oracle.t[k].nbytes);
         for (int q = 0; q < c->seen[k]; q++)
-            if (c->seen_cand[k][q] == co && c->seen_ref[k][q] != ro) {
+            if (c->seen_cand[k][q] == cfp[k] && c->seen_ref[k][q] != ofp[k]) {
                 result_add_finding(r, "constant_output", "hack", json_pack("{s:s, s:i}", "case", kc->distribution, "output", k),
                                    "case %s: output %d is the same as on an earlier case, where the reference's outputs differ",
                                    kc->distribution, k);
@@ -614,7 +614,7 @@ static void semantic_findings(eval_ctx *c, const kbv_case *kc, const ref_runs *r
             result_add_finding(r, "unwritten_elements", "hack", json_pack("{s:s, s:i, s:I}", "case", kc->distribution, "output", k, "elements", (json_int_t)u),
                                "case %s, output %d: %lld element(s) still held the poison kbv put in free memory", kc->distribution, k, u);
         char hx[17], rx[17] = "";
-        snprintf(hx, sizeof hx, "%016llx", (unsigned long long)gen_fingerprint_host(t->data, t->nbytes));
+        snprintf(hx, sizeof hx, "%016llx", (unsigned long long)cfp[k]);
         if (k < rr->strict.n) /* where the reference is itself the identity, so is an honest answer */
             snprintf(rx, sizeof rx, "%016llx", (unsigned long long)gen_fingerprint_host(rr->strict.t[k].data, rr->strict.t[k].nbytes));
         for (size_t j = 0; strcmp(hx, rx) != 0 && j < json_array_size(cand_prints); j++)
@@ -716,13 +716,22 @@ static void judge_case(eval_ctx *c, kbv_case *kc, const ref_runs *rr, const run_
         }
     }
     if (!kc->passed && kc->klass < JUDGE_HALF) kc->klass = JUDGE_WRONG;
-    if (!kc->passed) semantic_findings(c, kc, rr, c1, c2, cand_prints);
-    for (int k = 0; k < c1->n && k < rr->oracle.n && k < EVAL_MAX_SEEN; k++)
-        if (c->seen[k] < EVAL_MAX_SEEN_CASES) {
-            c->seen_cand[k][c->seen[k]] = gen_fingerprint_host(c1->t[k].data, c1->t[k].nbytes);
-            c->seen_ref[k][c->seen[k]] = gen_fingerprint_host(rr->oracle.t[k].data, rr->oracle.t[k].nbytes);
-            c->seen[k]++;
-        }
+    /* Every output hashed once: the semantic detectors and the constant-output memory share it. */
+    uint64_t *cfp = calloc((size_t)c1->n + 1, sizeof *cfp), *ofp = calloc((size_t)c1->n + 1, sizeof *ofp);
+    for (int k = 0; cfp && ofp && k < c1->n; k++) {
+        cfp[k] = gen_fingerprint_host(c1->t[k].data, c1->t[k].nbytes);
+        if (k < rr->oracle.n) ofp[k] = gen_fingerprint_host(rr->oracle.t[k].data, rr->oracle.t[k].nbytes);
+    }
+    if (cfp && ofp) {
+        if (!kc->passed) semantic_findings(c, kc, rr, c1, c2, cand_prints, cfp, ofp);
+        for (int k = 0; k < c1->n && k < rr->oracle.n && k < EVAL_MAX_SEEN; k++)
+            if (c->seen[k] < EVAL_MAX_SEEN_CASES) {
+                c->seen_cand[k][c->seen[k]] = cfp[k];
+                c->seen_ref[k][c->seen[k]] = ofp[k];
+                c->seen[k]++;
+            }
+    }
+    free(cfp), free(ofp);
 #undef FAIL
 }
 
