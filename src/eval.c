@@ -1047,14 +1047,13 @@ static int run_timing(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kep
     /* The audit: one call each under CUPTI, kept out of the timed samples. */
     if (cuda) {
         progress(c, "%s", "timing: CUPTI audit of one call each");
-        char *src = NULL;
-        size_t srclen = 0;
-        json_t *names = kbv_read_file(r->candidate.path, &src, &srclen, err) == 0 ? perf_authored_kernels(src) : json_array();
-        free(src);
+        /* The candidate's own kernels, as the static inspection at load time named them. */
+        json_t *names = json_array();
+        json_array_extend(names, json_object_get(r->inspect, "kernels"));
+        json_array_extend(names, json_object_get(r->inspect, "triton_kernels"));
         for (int side = 0; side < 2; side++) {
             kbv_proc *p = side ? cand : ref;
-            json_t *cmd = json_pack("{s:s, s:O}", "op", "audit", "authored", side ? names : json_array());
-            if (!side) json_object_set_new(cmd, "authored", json_array());
+            json_t *cmd = json_pack("{s:s, s:o}", "op", "audit", "authored", side ? json_incref(names) : json_array());
             if (bench_step(c, p, cmd, to, &rep, &fail, &pr, err) == 0) {
                 audit_result(c, rep, side, names);
                 json_decref(rep), rep = NULL;

@@ -1,4 +1,4 @@
-/* perf.h -- summaries of timing samples and the candidate's own kernel names (issue #4).
+/* perf.h -- summaries of timing samples (issue #4).
  * Pure functions: no I/O, no clocks; eval.c drives the workers.
  */
 #ifndef KBV_PERF_H
@@ -15,8 +15,5 @@ void perf_times(const double *ms, int n, kbv_times *out);
 /* The speedup num/den: per-round ratios (rounds where either is missing, <= 0, are left out),
  * their median and a percentile-bootstrap 95% CI (2000 resamples, reproducible from seed). */
 void perf_ratio(const double *num, const double *den, int n, uint64_t seed, kbv_ratio *out);
-/* The names of the kernels a candidate's source defines: CUDA `__global__` functions and
- * `@triton.jit` functions, as a JSON array of strings (empty when none). */
-json_t *perf_authored_kernels(const char *source);
 
 #endif

@@ -195,6 +195,11 @@ if jq -e '[.findings[].id] | (index("static_try_except") != null)' "$tmp/ins2.js
     jq -e 'all(.findings[]; .severity != "hack")' "$tmp/ins2.json" >/dev/null; then
     ok "kbv inspect: a try/except around load_inline is suspect, never hack"
 else not_ok "kbv inspect findings" "$(head -c 800 "$tmp/ins2.json")"; fi
+"$KBV" inspect tests/fixtures/kernel_names.py --json "$tmp/ins3.json" >/dev/null 2>&1
+if jq -e '.kernels == ["k2","relu_kernel","tiled_mm"] and .triton_kernels == ["add_kernel"]' "$tmp/ins3.json" >/dev/null &&
+    "$KBV" inspect "$HONEST" --json - 2>/dev/null | jq -e '.kernels == [] and .triton_kernels == []' >/dev/null; then
+    ok "kbv inspect names __global__ kernels (templates, __launch_bounds__, extern \"C\", declarations) and triton.jit ones, once each"
+else not_ok "kbv inspect kernel names" "$(cat "$tmp/ins3.json" 2>/dev/null | head -c 400)"; fi
 check_usage "inspect needs a file" "give one CANDIDATE.py" inspect
 check_usage "inspect missing file" "No such file" inspect /nonexistent/cand.py
 check_usage "bad library policy" "--library-only must be" eval "$P" "$HONEST" --library-only maybe
