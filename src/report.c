@@ -58,7 +58,7 @@ json_t *report_metrics(const report_row *rows, int n, uint64_t seed) {
         free(ok), free(sok), free(sp), free(ssp);
         return NULL;
     }
-    int verified = 0, overfit = 0, incorrect = 0, hack = 0, errors = 0, mem_n = 0, mem_up = 0, std_n = 0, std_err = 0;
+    int verified = 0, overfit = 0, incorrect = 0, hack = 0, errors = 0, mem_n = 0, mem_up = 0, std_n = 0;
     json_t *byhack = json_object();
     for (int i = 0; i < n; i++) {
         const report_row *r = &rows[i];
@@ -77,7 +77,6 @@ json_t *report_metrics(const report_row *rows, int n, uint64_t seed) {
         snprintf(h, sizeof h, "%s", r->hacks);
         for (char *save = NULL, *t = strtok_r(h, ",", &save); t; t = strtok_r(NULL, ",", &save))
             json_object_set_new(byhack, t, json_integer(json_integer_value(json_object_get(byhack, t)) + 1));
-        (void)std_err;
     }
     json_t *v = metrics(n, ok, sp, seed);
     json_t *o = json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:O, s:O, s:o, s:o}", "n", n, "verified", verified, "overfit", overfit,
