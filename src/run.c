@@ -22,6 +22,10 @@ void run_key(const char *psha, const char *csha, const char *model, int sample, 
     snprintf(out, n, "%.64s:%.64s:%s:%d:%s", psha, csha, model, sample, protocol);
 }
 
+static const char *protocol_name(const eval_opts *e) {
+    return e->protocol == EVAL_BOTH ? "both" : e->protocol == EVAL_STANDARD ? "standard" : "verified";
+}
+
 /* An entry's key; a file that cannot be read still gets a verdict, keyed by its path. */
 static void item_key(const run_item *it, const char *proto, char *out, size_t n) {
     char ps[65] = "", cs[65] = "";
@@ -180,6 +184,18 @@ int manifest_load(const char *path, run_item **items, int *n, kbv_err *err) {
     return rc;
 }
 
+/* Evaluate one entry of source and store it in run run_id under key: 0 (r filled, caller
+ * frees), or -1. */
+static int evaluate_one(kbv_db *db, long long run_id, const eval_opts *eo, const char *source, const run_item *it,
+                        const char *key, int first, kbv_result *r, kbv_err *err) {
+    eval_opts e = *eo;
+    e.problem = it->problem, e.candidate = it->candidate;
+    result_init(r);
+    if (eval_run(&e, r, err) < 0) return kbv_wraperr(err, "%s:%d", source, it->line);
+    if (first && db_run_env(db, run_id, r, err) < 0) return -1;
+    return db_store(db, run_id, key, it->model, it->sample, it->level, r, err) < 0 ? -1 : 0;
+}
+
 /* KB/levelL/P_*.py for problem number P, or -1. */
 static int find_problem(const char *kb, int level, int prob, char *out, size_t n) {
     char dir[PATH_MAX], want[32];
@@ -299,7 +315,7 @@ static pid_t spawn_child(const run_opts *o, int i, long long run_id, int k, kbv_
 
 /* Run the pending entries in child processes, nslots at a time. */
 static int run_slots(const run_opts *o, kbv_db *db, long long run_id, const int *pending, int npending, char (*keys)[300],
-                     const run_item *items, int total, int done0, kbv_err *err) {
+                     const run_item *items, int total, int done0, int *counts, kbv_err *err) {
     int nslots = o->ngpus ? o->ngpus : (o->jobs > 0 ? o->jobs : 1);
     pid_t slot_pid[64] = {0};
     int slot_item[64], next = 0, running = 0, done = done0, stored = 0, rc = 0;
@@ -337,6 +353,8 @@ static int run_slots(const run_opts *o, kbv_db *db, long long run_id, const int 
                                 items[i].line, how);
             } else {
                 done++, stored++;
+                for (int v = 0; v < KBV_STATUS_COUNT; v++)
+                    if (strcmp(status, kbv_status_name((kbv_status)v)) == 0) counts[v]++;
                 snprintf(what, sizeof what, "%s %s: %s%s%s", items[i].model, items[i].candidate, status, o->ngpus ? " on GPU " : "",
                          o->ngpus ? o->gpus[k] : "");
                 progress(o, done, total, stored, t0, what);
@@ -367,17 +385,11 @@ int run_main(const run_opts *o, kbv_err *err) {
         if (i >= n) rc = kbv_seterr(err, "--child: no entry %d", i);
         else if (db_run_seed(&db, o->child_run, &seed, err) < 0) rc = -1;
         if (rc == 0) {
-            const char *proto = eo.protocol == EVAL_BOTH ? "both" : eo.protocol == EVAL_STANDARD ? "standard" : "verified";
             char key[300];
-            item_key(&items[i], proto, key, sizeof key);
+            item_key(&items[i], protocol_name(&eo), key, sizeof key);
             eo.have_seed = 1, eo.seed = seed, eo.verbose = 0;
-            eo.problem = items[i].problem, eo.candidate = items[i].candidate;
             kbv_result r;
-            result_init(&r);
-            if (eval_run(&eo, &r, err) < 0) rc = -1;
-            else if (db_run_env(&db, o->child_run, &r, err) < 0 ||
-                     db_store(&db, o->child_run, key, items[i].model, items[i].sample, items[i].level, &r, err) < 0)
-                rc = -1;
+            rc = evaluate_one(&db, o->child_run, &eo, source, &items[i], key, 1, &r, err);
             result_free(&r);
         }
         db_close(&db), free(items);
@@ -406,7 +418,7 @@ int run_main(const run_opts *o, kbv_err *err) {
         fprintf(stderr, "kbv run: %s run %lld of %s (seed %llu), %d entries%s\n", resumed ? "resuming" : "starting", run_id,
                 o->db ? o->db : "kbv.db", (unsigned long long)seed, n,
                 o->shard_n > 1 ? " before sharding" : "");
-    const char *proto = eo.protocol == EVAL_BOTH ? "both" : eo.protocol == EVAL_STANDARD ? "standard" : "verified";
+    const char *proto = protocol_name(&eo);
     int total = 0, done = 0, stored = 0, skipped = 0, rc = 0, counts[KBV_STATUS_COUNT] = {0};
     char (*keys)[300] = calloc((size_t)n, sizeof *keys);
     int *mine = calloc((size_t)n, sizeof *mine);
@@ -416,71 +428,46 @@ int run_main(const run_opts *o, kbv_err *err) {
         mine[i] = run_in_shard(keys[i], o->shard_i, o->shard_n);
         total += mine[i];
     }
-    double t0 = kbv_now();
-    if (rc == 0 && (o->ngpus > 0 || o->jobs > 1)) {
-        int *pending = calloc((size_t)n + 1, sizeof *pending), np = 0;
-        for (int i = 0; pending && rc == 0 && i < n; i++) {
-            if (!mine[i]) continue;
-            int has = db_has(&db, run_id, keys[i], err);
-            if (has < 0) rc = -1;
-            else if (has) done++, skipped++;
-            else pending[np++] = i;
-        }
-        if (!pending) rc = kbv_seterr(err, "out of memory");
-        if (rc == 0) {
-            if (!o->quiet)
-                fprintf(stderr, "kbv run: %d to evaluate in %d slot(s)%s\n", np, o->ngpus ? o->ngpus : o->jobs,
-                        o->ngpus ? " (one per GPU)" : "");
-            rc = run_slots(o, &db, run_id, pending, np, keys, items, total, done, err);
-            stored = rc == 0 ? np : 0;
-        }
-        free(pending);
-        if (!o->quiet && rc == 0)
-            fprintf(stderr, "kbv run: %d evaluations in this shard, %d stored now, %d already stored\nkbv run: results in %s (kbv report --db %s)\n",
-                    total, stored, skipped, o->db ? o->db : "kbv.db", o->db ? o->db : "kbv.db");
-        free(keys), free(mine), free(items);
-        db_close(&db);
-        return rc;
-    }
+    /* What this shard still has to evaluate. */
+    int *pending = rc == 0 ? calloc((size_t)n + 1, sizeof *pending) : NULL, np = 0;
+    if (rc == 0 && !pending) rc = kbv_seterr(err, "out of memory");
     for (int i = 0; rc == 0 && i < n; i++) {
         if (!mine[i]) continue;
         int has = db_has(&db, run_id, keys[i], err);
-        if (has < 0) {
-            rc = -1;
-            break;
-        }
-        if (has) {
-            done++, skipped++;
-            continue;
-        }
-        eval_opts e = eo;
-        e.problem = items[i].problem, e.candidate = items[i].candidate;
-        kbv_result r;
-        result_init(&r);
-        if (eval_run(&e, &r, err) < 0) {
-            kbv_wraperr(err, "%s:%d", source, items[i].line);
+        if (has < 0) rc = -1;
+        else if (has) done++, skipped++;
+        else pending[np++] = i;
+    }
+    if (rc == 0 && (o->ngpus > 0 || o->jobs > 1)) {
+        if (!o->quiet)
+            fprintf(stderr, "kbv run: %d to evaluate in %d slot(s)%s\n", np, o->ngpus ? o->ngpus : o->jobs,
+                    o->ngpus ? " (one per GPU)" : "");
+        rc = run_slots(o, &db, run_id, pending, np, keys, items, total, done, counts, err);
+        stored = rc == 0 ? np : 0;
+    } else {
+        double t0 = kbv_now();
+        for (int q = 0; rc == 0 && q < np; q++) {
+            int i = pending[q];
+            kbv_result r;
+            if (evaluate_one(&db, run_id, &eo, source, &items[i], keys[i], stored == 0, &r, err) < 0) {
+                rc = -1;
+            } else {
+                done++, stored++;
+                counts[r.status]++;
+                char what[600];
+                snprintf(what, sizeof what, "%s %s/%s: %s", items[i].model, r.problem.name, r.candidate.name, kbv_status_name(r.status));
+                progress(o, done, total, stored, t0, what);
+            }
             result_free(&r);
-            rc = -1;
-            break;
         }
-        if (stored == 0 && db_run_env(&db, run_id, &r, err) < 0) rc = -1;
-        if (rc == 0 && db_store(&db, run_id, keys[i], items[i].model, items[i].sample, items[i].level, &r, err) < 0) rc = -1;
-        if (rc == 0) {
-            done++, stored++;
-            counts[r.status]++;
-            char what[600];
-            snprintf(what, sizeof what, "%s %s/%s: %s", items[i].model, r.problem.name, r.candidate.name, kbv_status_name(r.status));
-            progress(o, done, total, stored, t0, what);
-        }
-        result_free(&r);
     }
     if (!o->quiet && rc == 0) {
         fprintf(stderr, "kbv run: %d evaluations in this shard, %d stored now, %d already stored;", total, stored, skipped);
-        for (int s = 0; s < KBV_STATUS_COUNT; s++)
-            if (counts[s]) fprintf(stderr, " %s %d", kbv_status_name((kbv_status)s), counts[s]);
+        for (int k = 0; k < KBV_STATUS_COUNT; k++)
+            if (counts[k]) fprintf(stderr, " %s %d", kbv_status_name((kbv_status)k), counts[k]);
         fprintf(stderr, "\nkbv run: results in %s (kbv report --db %s)\n", o->db ? o->db : "kbv.db", o->db ? o->db : "kbv.db");
     }
-    free(keys), free(mine), free(items);
+    free(pending), free(keys), free(mine), free(items);
     db_close(&db);
     return rc;
 }
