@@ -432,27 +432,15 @@ json_t *standard_time(worker *w, PyObject *model, PyObject *args, int warmup, in
     return NULL;
 }
 
-/* Fingerprints of a call's outputs (a new JSON array), or NULL with *fail set. */
+/* Fingerprints of a call's outputs (a new JSON array), or NULL with *fail set. Steals out. */
 static json_t *output_prints(worker *w, PyObject *out, json_t **fail) {
     char why[300];
+    kbv_err err = {{0}};
     PyObject *seq = output_seq(w, out, why, sizeof why); /* steals out */
     if (!seq) return *fail = proto_fail("output", why, NULL), NULL;
-    json_t *a = json_array();
-    kbv_err err = {{0}};
-    for (Py_ssize_t k = 0; k < PySequence_Size(seq); k++) {
-        PyObject *o = PySequence_GetItem(seq, k);
-        uint64_t fp = 0;
-        if (o && is_tensor(w, o) && fingerprint(w, o, &fp, &err) < 0) {
-            Py_DECREF(o), Py_DECREF(seq), json_decref(a);
-            return *fail = proto_fail(w->cuda ? "cuda" : "io", err.msg, NULL), NULL;
-        }
-        char hx[17];
-        snprintf(hx, sizeof hx, "%016llx", (unsigned long long)fp);
-        json_array_append_new(a, json_string(hx));
-        Py_XDECREF(o);
-    }
-    PyErr_Clear();
+    json_t *a = seq_prints(w, seq, &err);
     Py_DECREF(seq);
+    if (!a) *fail = proto_fail(w->cuda ? "cuda" : "io", err.msg, NULL);
     return a;
 }
 

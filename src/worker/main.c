@@ -454,16 +454,21 @@ int fingerprint(worker *w, PyObject *t, uint64_t *fp, kbv_err *err) {
 }
 
 /* Fingerprints of the current inputs, as hex strings (null for non-tensors). */
-static json_t *input_prints(worker *w, kbv_err *err) {
+/* Fingerprints of a sequence's tensors as hex strings (null for other values); NULL on error. */
+json_t *seq_prints(worker *w, PyObject *seq, kbv_err *err) {
     json_t *a = json_array();
-    for (Py_ssize_t j = 0; w->inputs && j < PyTuple_GET_SIZE(w->inputs); j++) {
-        PyObject *v = PyTuple_GET_ITEM(w->inputs, j);
-        if (PyObject_IsInstance(v, w->dl.tensor_type) != 1) {
+    for (Py_ssize_t j = 0; seq && j < PySequence_Size(seq); j++) {
+        PyObject *v = PySequence_GetItem(seq, j);
+        if (!v || PyObject_IsInstance(v, w->dl.tensor_type) != 1) {
+            Py_XDECREF(v);
+            PyErr_Clear();
             json_array_append_new(a, json_null());
             continue;
         }
         uint64_t fp;
-        if (fingerprint(w, v, &fp, err) < 0) {
+        int rc = fingerprint(w, v, &fp, err);
+        Py_DECREF(v);
+        if (rc < 0) {
             json_decref(a);
             return NULL;
         }
@@ -473,6 +478,8 @@ static json_t *input_prints(worker *w, kbv_err *err) {
     }
     return a;
 }
+
+static json_t *input_prints(worker *w, kbv_err *err) { return seq_prints(w, w->inputs, err); }
 
 /* A case's inputs from their specs: a new tuple in *out, or NULL and a failure reply. */
 json_t *make_inputs(worker *w, const json_t *specs, long long seed, PyObject **out) {

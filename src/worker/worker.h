@@ -48,6 +48,8 @@ PyObject *construct(worker *w, int cand, unsigned long long seed, int *at_init);
 json_t *make_inputs(worker *w, const json_t *specs, long long seed, PyObject **out);
 /* A 64-bit fingerprint of a tensor's bytes, computed where they live. */
 int fingerprint(worker *w, PyObject *t, uint64_t *fp, kbv_err *err);
+/* Fingerprints of a sequence's tensors as hex strings (null for other values); NULL on error. */
+json_t *seq_prints(worker *w, PyObject *seq, kbv_err *err);
 
 /* bench.c */
 json_t *cmd_bench_setup(worker *w, const json_t *cmd);
