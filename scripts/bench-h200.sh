@@ -4,7 +4,10 @@
 # the cost of a whole evaluation. Each evaluation's JSON lands in OUT_DIR; summarise with
 # scripts/bench-summary.sh OUT_DIR. Runs one evaluation at a time (timings must not overlap),
 # after compiling every CUDA candidate in parallel so the cost figures have a warm cache.
+# BENCH_STEPS (default "aa overhead agree tf32 memory cost") picks the parts to run.
 set -u
+steps=" ${BENCH_STEPS:-aa overhead agree tf32 memory cost} "
+step() { [[ $steps == *" $1 "* ]]; }
 out=${1:?usage: bench-h200.sh OUT_DIR}
 cd "$(dirname "$0")/.."
 mkdir -p "$out"
@@ -28,14 +31,19 @@ wait
 echo "compile cache warm: $(for f in "$tmp"/w_*.json; do jq -r .status "$f"; done | sort | uniq -c | tr '\n' ' ')"
 # 1. A/A: the reference against an identical copy of itself (all library kernels: the library
 #    policy is set to info so that it is timed)
-for p in relu scale_large rowsum_large conv2d_fp32 matmul_large; do
-    { cat $P/$p.py; printf '\nModelNew = Model\n'; } >"$tmp/aa_$p.py"
-    ev "aa_$p" $P/$p.py "$tmp/aa_$p.py" --cases 1 --library-only info
-done
+#    (relu also with --prime never and with another seed: the short-call bias check)
+if step aa; then
+    for p in relu scale_large rowsum_large conv2d_fp32 matmul_large; do
+        { cat $P/$p.py; printf '\nModelNew = Model\n'; } >"$tmp/aa_$p.py"
+        ev "aa_$p" $P/$p.py "$tmp/aa_$p.py" --cases 1 --library-only info
+    done
+    ev aa_relu_noprime $P/relu.py "$tmp/aa_relu.py" --cases 1 --library-only info --prime never
+    ev aa_relu_seed2027 $P/relu.py "$tmp/aa_relu.py" --cases 1 --library-only info --seed 2027
+fi
 # 2. overhead: a one-tiny-kernel candidate; the JSON holds kbv's time and CUPTI's kernel time
-ev overhead_copy_scalar $P/copy_scalar.py $C/copy_scalar/honest_cuda.py --cases 1
+step overhead && ev overhead_copy_scalar $P/copy_scalar.py $C/copy_scalar/honest_cuda.py --cases 1
 # 3. agreement with Nsight Compute's gpu__time_duration (boost clocks, caches flushed)
-for pk in scale_large:scale2_kernel rowsum_large:rowsum_kernel matmul_fp32:matmul_tiled; do
+step agree && for pk in scale_large:scale2_kernel rowsum_large:rowsum_kernel matmul_fp32:matmul_tiled; do
     p=${pk%%:*} k=${pk#*:}
     ev "agree_$p" $P/$p.py $C/$p/honest_cuda.py --cases 1
     ncu --clock-control none --cache-control all --metrics gpu__time_duration.sum --launch-skip 3 --launch-count 5 \
@@ -43,12 +51,12 @@ for pk in scale_large:scale2_kernel rowsum_large:rowsum_kernel matmul_fp32:matmu
     echo "ncu $p: $(grep -c gpu__time_duration "$out/ncu_$p.csv") kernel records"
 done
 # 4. TF32: the strict and TF32 baselines side by side, and the standard protocol's speedup
-ev tf32_matmul $P/matmul_fp32.py $C/matmul_fp32/honest_cuda.py --protocol both
-ev tf32_conv $P/conv2d_fp32.py $C/conv2d_fp32/honest_cpu.py --protocol both --library-only info
+step tf32 && ev tf32_matmul $P/matmul_fp32.py $C/matmul_fp32/honest_cuda.py --protocol both
+step tf32 && ev tf32_conv $P/conv2d_fp32.py $C/conv2d_fp32/honest_cpu.py --protocol both --library-only info
 # 5. memory: a raw cudaMalloc workspace
-ev memory_workspace $P/relu.py $C/relu/cuda_workspace.py --cases 1
+step memory && ev memory_workspace $P/relu.py $C/relu/cuda_workspace.py --cases 1
 # 6. cost: whole verified evaluations, default settings, compile cache warm
-ev cost_small $P/relu.py $C/relu/honest_cuda.py
-ev cost_medium $P/matmul_fp32.py $C/matmul_fp32/honest_cuda.py
-ev cost_large $P/conv2d_fp32.py $C/conv2d_fp32/honest_cpu.py --library-only info
+step cost && ev cost_small $P/relu.py $C/relu/honest_cuda.py
+step cost && ev cost_medium $P/matmul_fp32.py $C/matmul_fp32/honest_cuda.py
+step cost && ev cost_large $P/conv2d_fp32.py $C/conv2d_fp32/honest_cpu.py --library-only info
 echo "== done $(date -u +%FT%TZ)"

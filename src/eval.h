@@ -43,6 +43,7 @@ typedef struct eval_opts {
     int timing;                /* time verified candidates (default 1; --no-timing) */
     double time_budget_s;      /* cap on the timed rounds, seconds; 0: 10 on a GPU, 2 on the CPU */
     int compile_baseline;      /* also time torch.compile(reference) */
+    int prime;                 /* untimed call before each GPU sample: 1 always, 0 never, -1 auto (calls under 2 ms) */
     int standard_trials;       /* KernelBench's timing trials in the standard protocol (0: none) */
     const char *library_only;  /* severity of library_only / unused_kernel: hack (default), suspect or info */
 } eval_opts;

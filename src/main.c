@@ -67,6 +67,8 @@ static void usage_eval(FILE *f) {
             "  --time-budget SECONDS   cap on the timed rounds (default 10 on a GPU, 2 on the CPU;\n"
             "                          the noise rule stops most sooner)\n"
             "  --compile-baseline      also time torch.compile(reference) (compile time excluded)\n"
+            "  --prime auto|always|never  an untimed call before each GPU sample, so no timed call runs\n"
+            "                          first after the other worker's (default auto: calls under 2 ms)\n"
             "  --standard-trials N     KernelBench's timing trials in the standard protocol (default 100)\n"
             "  --library-only SEV      severity when every kernel of the call is a library kernel, or the\n"
             "                          candidate's own kernels never run: hack (default), suspect or info\n"
@@ -144,7 +146,7 @@ static void usage_run(FILE *f) {
                "  --jobs N                without --gpus: N evaluations at a time (CPU runs; their compiles run\n"
                "                          in parallel, into the shared compile cache)\n"
                "  and kbv eval's: --device, --seed, --timeout, --load-timeout, --cases, --protocol, --no-timing,\n"
-               "  --time-budget, --compile-baseline, --standard-trials, --library-only, --cache-dir, --scratch,\n"
+               "  --time-budget, --compile-baseline, --prime, --standard-trials, --library-only, --cache-dir, --scratch,\n"
                "  --quiet\n"
                "\n"
                "Exit status: 0 when every evaluation was stored (whatever the verdicts), 2 usage error or bad\n"
@@ -290,6 +292,15 @@ static int cmd_eval(int argc, char **argv, int mode) {
             o.timing = 0;
         } else if (strcmp(a, "--compile-baseline") == 0) {
             o.compile_baseline = 1;
+        } else if (strcmp(a, "--prime") == 0) {
+            NEED_VALUE();
+            if (strcmp(val, "auto") == 0) o.prime = -1;
+            else if (strcmp(val, "always") == 0) o.prime = 1;
+            else if (strcmp(val, "never") == 0) o.prime = 0;
+            else {
+                fprintf(stderr, "kbv %s: --prime must be auto, always or never, not '%s'\n", name, val);
+                return EXIT_USAGE;
+            }
         } else if (strcmp(a, "--time-budget") == 0) {
             NEED_VALUE();
             if (num_opt(name, a, val, 0.01, 3600, 0, "seconds between 0.01 and 3600", &v) < 0) return EXIT_USAGE;

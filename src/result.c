@@ -147,9 +147,9 @@ static json_t *perf_json(const kbv_result *r) {
                                                 times_json(&p->ref), "reference_strict", times_json(&p->ref_strict),
                                                 "reference_compile", times_json(&p->ref_compile), "candidate_graph",
                                                 times_json(&p->cand_graph), "reference_graph", times_json(&p->ref_graph)));
-    json_object_set_new(o, "timing", json_pack("{s:b, s:o, s:s, s:i, s:s, s:o, s:i, s:i, s:i, s:i, s:o, s:o}", "measured", p->measured,
+    json_object_set_new(o, "timing", json_pack("{s:b, s:o, s:s, s:i, s:b, s:s, s:o, s:i, s:i, s:i, s:i, s:o, s:o}", "measured", p->measured,
                                                "note", p->note[0] ? text(p->note) : json_null(), "clock", p->clock,
-                                               "rounds", p->rounds, "stop", p->stop, "noise", num(p->noise), "throttled_discarded",
+                                               "rounds", p->rounds, "primed", p->primed, "stop", p->stop, "noise", num(p->noise), "throttled_discarded",
                                                p->throttled, "cushion_expired", p->cushion_expired, "rechecks", p->rechecks,
                                                "rechecks_failed", p->rechecks_failed, "graph_note",
                                                p->graph_note[0] ? text(p->graph_note) : json_null(), "time_s", num(p->time_s)));

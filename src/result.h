@@ -68,6 +68,7 @@ typedef struct kbv_perf {
     char stop[24];           /* converged, max_samples, max_time */
     double noise;            /* relative half-width of the speedup's CI when it stopped */
     int throttled, cushion_expired, rechecks, rechecks_failed;
+    int primed;              /* each GPU sample followed an untimed call (--prime) */
     char graph_note[200];    /* why there is no graph-replay figure */
     double time_s;           /* wall time of the timing phase */
 } kbv_perf;
