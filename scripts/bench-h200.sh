@@ -33,12 +33,17 @@ echo "compile cache warm: $(for f in "$tmp"/w_*.json; do jq -r .status "$f"; don
 #    policy is set to info so that it is timed)
 #    (relu also with --prime never and with another seed: the short-call bias check)
 if step aa; then
+    #    (the relu variants run before the 20 ms matmul, the longest evaluation, so that a time
+    #    limit cuts the matmul, not them)
     for p in relu scale_large rowsum_large conv2d_fp32 matmul_large; do
         { cat $P/$p.py; printf '\nModelNew = Model\n'; } >"$tmp/aa_$p.py"
-        ev "aa_$p" $P/$p.py "$tmp/aa_$p.py" --cases 1 --library-only info
     done
+    ev aa_relu $P/relu.py "$tmp/aa_relu.py" --cases 1 --library-only info
     ev aa_relu_noprime $P/relu.py "$tmp/aa_relu.py" --cases 1 --library-only info --prime never
     ev aa_relu_seed2027 $P/relu.py "$tmp/aa_relu.py" --cases 1 --library-only info --seed 2027
+    for p in scale_large rowsum_large conv2d_fp32 matmul_large; do
+        ev "aa_$p" $P/$p.py "$tmp/aa_$p.py" --cases 1 --library-only info
+    done
 fi
 # 2. overhead: a one-tiny-kernel candidate; the JSON holds kbv's time and CUPTI's kernel time
 step overhead && ev overhead_copy_scalar $P/copy_scalar.py $C/copy_scalar/honest_cuda.py --cases 1
@@ -46,6 +51,8 @@ step overhead && ev overhead_copy_scalar $P/copy_scalar.py $C/copy_scalar/honest
 step agree && for pk in scale_large:scale2_kernel rowsum_large:rowsum_kernel matmul_fp32:matmul_tiled; do
     p=${pk%%:*} k=${pk#*:}
     ev "agree_$p" $P/$p.py $C/$p/honest_cuda.py --cases 1
+    # (kbv's compile cache, warm from step 0, so the candidate is not built again under ncu)
+    TORCH_EXTENSIONS_DIR=${XDG_CACHE_HOME:-$HOME/.cache}/kbv/torch_extensions \
     ncu --clock-control none --cache-control all --metrics gpu__time_duration.sum --launch-skip 3 --launch-count 5 \
         -k "regex:$k" --csv "$(command -v python3)" scripts/ncu-time.py $P/$p.py $C/$p/honest_cuda.py >"$out/ncu_$p.csv" 2>"$out/ncu_$p.err"
     echo "ncu $p: $(grep -c gpu__time_duration "$out/ncu_$p.csv") kernel records"

@@ -4,10 +4,11 @@ set -u
 d=${1:?usage: bench-summary.sh OUT_DIR}
 r3() { awk -v x="$1" 'BEGIN { printf "%.3f", x }'; }
 echo "### A/A (reference vs an identical copy)"
-echo "| problem | reference median (ms) | speedup | 95% CI | CI width | rounds | stop |"
-echo "|---|---|---|---|---|---|---|"
+echo "| run | reference median (ms) | speedup | 95% CI | CI width | rounds | primed | stop | graph |"
+echo "|---|---|---|---|---|---|---|---|---|"
 for f in "$d"/aa_*.json; do
-    jq -r '"| \(.problem.name) | \(.time_ms.reference.median) | \(.speedup.value) | [\(.speedup.ci95[0]), \(.speedup.ci95[1])] | \((.speedup.ci95[1] - .speedup.ci95[0]) / .speedup.value) | \(.timing.rounds) | \(.timing.stop) |"' "$f"
+    [ -e "$f" ] || continue
+    jq -r --arg run "$(basename "$f" .json)" '"| \($run) | \(.time_ms.reference.median) | \(.speedup.value) | [\(.speedup.ci95[0]), \(.speedup.ci95[1])] | \((.speedup.ci95[1] - .speedup.ci95[0]) / .speedup.value) | \(.timing.rounds) | \(.timing.primed) | \(.timing.stop) | \(.speedup_graph.value // .speedup_graph) |"' "$f"
 done
 echo
 echo "### Overhead"
