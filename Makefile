@@ -53,11 +53,11 @@ CFLAGS  := $(CSTD) $(WARN) $(OPT) -ffp-contract=off $(EXTRA_CFLAGS)
 NVCC_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_75,code=compute_75
 NVCCFLAGS := -O2 -fmad=false -std=c++17 $(NVCC_ARCH)
 LDLIBS  := -ljansson -lcrypto -lm
-KBV_LIBS := -lsqlite3
+KBV_LIBS := -lsqlite3 -lseccomp
 SAN_RT  := $(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1,)
 
 CORE_SRC := src/util.c src/tensor.c src/proto.c src/proc.c src/judge.c src/result.c src/eval.c src/gen.c src/probe.c src/perf.c \
-            src/stats.c src/db.c src/run.c src/report.c
+            src/stats.c src/db.c src/run.c src/report.c src/sandbox.c
 KBV_SRC  := src/main.c $(CORE_SRC)
 WORKER_SRC := src/worker/main.c src/worker/bench.c src/worker/guard.c src/worker/inspect.c src/worker/py.c src/worker/dl.c src/gpu/gpu.c src/gpu/timer.c \
               src/gpu/audit.c src/util.c src/tensor.c src/proto.c \

@@ -13,6 +13,7 @@
  */
 #include "eval.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <limits.h>
@@ -27,6 +28,7 @@
 #include "judge.h"
 #include "perf.h"
 #include "proc.h"
+#include "sandbox.h"
 #include "stats.h"
 #include "tensor.h"
 
@@ -44,6 +46,8 @@ void eval_opts_default(eval_opts *o) {
     o->timing = 1;
     o->time_budget_s = 0; /* auto: 10 s on a GPU, 2 s on the CPU */
     o->prime = -1;
+    o->sandbox = 1;
+    o->max_memory_bytes = sandbox_phys_bytes() / 4 * 3;
     o->standard_trials = 100;
 }
 
@@ -72,43 +76,129 @@ static void progress(const eval_ctx *c, const char *fmt, const char *arg) {
     fputc('\n', stderr);
 }
 
-/* The worker's environment: a fixed, small set (docs/security.md will say why each). */
-static int build_env(eval_ctx *c, kbv_err *err) {
+static void free_env(eval_ctx *c);
+
+/* The worker's environment: a fixed, small set (docs/security.md says why each). home is
+ * its HOME, TMPDIR and working folder; cache its compile cache. */
+static int build_env(eval_ctx *c, const char *home, const char *cache, kbv_err *err) {
     static const char *pass[] = {"PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "LD_LIBRARY_PATH",
                                  "TORCH_CUDA_ARCH_LIST", "CC", "CXX", "MAX_JOBS", "ASAN_OPTIONS", "UBSAN_OPTIONS"};
+    if (c->env) free_env(c);
     c->env = calloc(32, sizeof *c->env);
     if (!c->env) return kbv_seterr(err, "out of memory");
     for (size_t i = 0; i < sizeof pass / sizeof *pass; i++) {
         const char *v = getenv(pass[i]);
         if (v && asprintf(&c->env[c->nenv], "%s=%s", pass[i], v) >= 0) c->nenv++;
     }
-    char cache[PATH_MAX];
-    if (c->o->cache_dir) snprintf(cache, sizeof cache, "%s", c->o->cache_dir);
-    else if (getenv("XDG_CACHE_HOME")) snprintf(cache, sizeof cache, "%s/kbv/torch_extensions", getenv("XDG_CACHE_HOME"));
-    else if (getenv("HOME")) snprintf(cache, sizeof cache, "%s/.cache/kbv/torch_extensions", getenv("HOME"));
-    else snprintf(cache, sizeof cache, "%s/torch_extensions", c->scratch);
-    /* mkdir -p */
-    for (char *p = cache + 1; *p; p++)
-        if (*p == '/') *p = '\0', mkdir(cache, 0755), *p = '/';
-    mkdir(cache, 0755);
-    if (!getenv("PATH")) asprintf(&c->env[c->nenv++], "PATH=/usr/local/bin:/usr/bin:/bin");
-    if (asprintf(&c->env[c->nenv++], "TORCH_EXTENSIONS_DIR=%s", cache) < 0 ||
-        asprintf(&c->env[c->nenv++], "HOME=%s", c->scratch) < 0 ||
-        asprintf(&c->env[c->nenv++], "TMPDIR=%s", c->scratch) < 0 ||
-        asprintf(&c->env[c->nenv++], "PYTHONHASHSEED=0") < 0 ||
-        asprintf(&c->env[c->nenv++], "PYTHONDONTWRITEBYTECODE=1") < 0)
-        return kbv_seterr(err, "out of memory");
+    if (!getenv("PATH") && asprintf(&c->env[c->nenv], "PATH=/usr/local/bin:/usr/bin:/bin") >= 0) c->nenv++;
+    const char *fixed[][2] = {{"TORCH_EXTENSIONS_DIR", cache}, {"HOME", home}, {"TMPDIR", home},
+                              {"PYTHONHASHSEED", "0"}, {"PYTHONDONTWRITEBYTECODE", "1"}};
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) {
+        if (asprintf(&c->env[c->nenv], "%s=%s", fixed[i][0], fixed[i][1]) < 0) return kbv_seterr(err, "out of memory");
+        c->nenv++;
+    }
     return 0;
 }
 
 static void free_env(eval_ctx *c) {
     for (int i = 0; i < c->nenv; i++) free(c->env[i]);
     free(c->env);
+    c->env = NULL, c->nenv = 0;
+}
+
+/* mkdir -p */
+static void make_dirs(char *path) {
+    for (char *p = path + 1; *p; p++)
+        if (*p == '/') *p = '\0', mkdir(path, 0755), *p = '/';
+    mkdir(path, 0755);
+}
+
+/* The compile cache of a role: one folder per candidate (by its bytes), so that no candidate
+ * can write what another loads. */
+static void cache_dir(const eval_ctx *c, const char *role, char *out, size_t n) {
+    char base[PATH_MAX];
+    if (c->o->cache_dir) snprintf(base, sizeof base, "%s", c->o->cache_dir);
+    else if (getenv("XDG_CACHE_HOME")) snprintf(base, sizeof base, "%s/kbv/torch_extensions", getenv("XDG_CACHE_HOME"));
+    else if (getenv("HOME")) snprintf(base, sizeof base, "%s/.cache/kbv/torch_extensions", getenv("HOME"));
+    else snprintf(base, sizeof base, "%s/torch_extensions", c->scratch);
+    const char *sha = c->r->candidate.sha256;
+    if (strcmp(role, "reference") == 0 || !sha[0]) snprintf(out, n, "%s/reference", base);
+    else snprintf(out, n, "%s/%.16s", base, sha);
+    make_dirs(out);
+}
+
+/* Device files a worker may write (open read-write): the null-like ones and the GPU's. */
+static int device_files(const char **out, int max, char names[][64]) {
+    static const char *fixed[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
+    int n = 0;
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed && n < max; i++) out[n++] = fixed[i];
+    DIR *d = opendir("/dev");
+    struct dirent *e;
+    for (int k = 0; d && (e = readdir(d)) && n < max && k < 8;)
+        if (strncmp(e->d_name, "nvidia", 6) == 0) {
+            snprintf(names[k], 64, "/dev/%.58s", e->d_name);
+            out[n++] = names[k++];
+        }
+    if (d) closedir(d);
+    return n;
+}
+
+/* The sandbox of a worker in role (docs/security.md): writes only in its own folder and its
+ * compile cache; for a candidate, no reads of the reference's outputs, the results
+ * database or other evaluations' scratch folders, and no capabilities. */
+static int worker_sandbox(eval_ctx *c, const char *role, const char *home, const char *cache, kbv_sandbox *sb,
+                          kbv_err *err) {
+    kbv_sandbox_spec sp = {.enable = c->o->sandbox};
+    char names[8][64], ref[PATH_MAX + 8], std[PATH_MAX + 8], dbx[3][PATH_MAX + 16], base[PATH_MAX];
+    int cand = strcmp(role, "reference") != 0;
+    sp.writable[sp.nwritable++] = cand ? home : c->scratch; /* the reference also writes the shared inputs (weights) */
+    sp.writable[sp.nwritable++] = cache;
+    sp.nwritable += device_files(sp.writable + sp.nwritable, KBV_SB_MAX - sp.nwritable, names);
+    if (cand) {
+        snprintf(ref, sizeof ref, "%s/ref", c->scratch);
+        sp.secret[sp.nsecret++] = ref;
+        if (strcmp(role, "standard") != 0) {
+            snprintf(std, sizeof std, "%s/std", c->scratch);
+            sp.secret[sp.nsecret++] = std;
+        }
+        if (c->o->db_path) {
+            static const char *sfx[] = {"", "-wal", "-shm", "-journal"};
+            sp.secret[sp.nsecret++] = c->o->db_path;
+            for (int i = 1; i < 4; i++) {
+                snprintf(dbx[i - 1], sizeof dbx[i - 1], "%s%s", c->o->db_path, sfx[i]);
+                sp.secret[sp.nsecret++] = dbx[i - 1];
+            }
+        }
+        snprintf(base, sizeof base, "%s", c->scratch);
+        char *slash = strrchr(base, '/');
+        if (slash && slash != base) *slash = '\0';
+        sp.scratch_base = base, sp.own_scratch = c->scratch;
+        sp.drop_caps = 1;
+    }
+    sp.max_file_bytes = 64LL << 30;
+    sp.max_data_bytes = c->o->max_memory_bytes;
+    sp.max_cpu_s = 6 * 3600;
+    sp.max_procs = 4096;
+    return sandbox_prepare(sb, &sp, err);
 }
 
 static int start_worker(eval_ctx *c, kbv_proc *p, const char *role, const char *device, json_t **hello, kbv_err *err) {
     char *argv[] = {(char *)c->o->worker, "--device", (char *)device, "--role", (char *)role, NULL};
-    if (proc_spawn(p, argv, c->env, c->scratch, c->o->capture_cap, err) < 0) return -1;
+    const char *dir = strcmp(role, "reference") == 0 ? "ref" : strcmp(role, "candidate") == 0 ? "cand"
+                      : strcmp(role, "standard") == 0   ? "std"
+                                                        : NULL;
+    char home[PATH_MAX + 8], cache[PATH_MAX];
+    snprintf(home, sizeof home, "%s%s%s", c->scratch, dir ? "/" : "", dir ? dir : "");
+    cache_dir(c, role, cache, sizeof cache);
+    kbv_sandbox sb;
+    if (build_env(c, home, cache, err) < 0 || worker_sandbox(c, role, home, cache, &sb, err) < 0) return -1;
+    int rc = proc_spawn(p, argv, c->env, home, c->o->capture_cap, &sb, err);
+    if (rc == 0 && strcmp(role, "reference") != 0) {
+        json_decref(c->r->sandbox);
+        c->r->sandbox = sandbox_describe(&sb, p->namespaces);
+    }
+    sandbox_free(&sb);
+    if (rc < 0) return -1;
     proc_result pr = proc_request(p, NULL, c->o->start_timeout_s, hello, err);
     if (pr == PROC_OK && json_is_true(json_object_get(*hello, "ok"))) return 0;
     char st[128] = "";
@@ -174,7 +264,7 @@ static void problem_failure(eval_ctx *c, kbv_proc *p, const char *what, proc_res
     case PROC_TIMEOUT: result_add_error(r, "reference %s timed out after %.0f s", what, c->o->timeout_s); break;
     case PROC_DIED:
         proc_describe_status(p->wstatus, st, sizeof st);
-        result_add_error(r, "reference worker %s during %s", p->exited ? st : "stopped answering", what);
+        result_add_error(r, "reference worker %s during %s", p->killed_why[0] ? p->killed_why : p->exited ? st : "stopped answering", what);
         break;
     default: result_add_error(r, "reference %s: %s", what, err->msg); break;
     }
@@ -204,7 +294,9 @@ static void candidate_failure(eval_ctx *c, kbv_proc *p, const char *what, proc_r
         break;
     case PROC_DIED:
         r->status = KBV_CRASH;
-        if (p->exited) {
+        if (p->killed_why[0]) {
+            result_add_error(r, "candidate worker during %s: %s", what, p->killed_why);
+        } else if (p->exited) {
             proc_describe_status(p->wstatus, st, sizeof st);
             result_add_error(r, "candidate worker %s during %s", st, what);
         } else {
@@ -1597,7 +1689,7 @@ int eval_inspect(const eval_opts *o, const char *path, json_t **out, kbv_err *er
     kbv_proc p;
     json_t *hello = NULL, *rep = NULL;
     memset(&p, 0, sizeof p);
-    if (build_env(&c, err) == 0 && start_worker(&c, &p, "inspect", "cpu", &hello, err) == 0) {
+    if (start_worker(&c, &p, "inspect", "cpu", &hello, err) == 0) {
         proc_result pr = step(&c, &p, cmd_path("inspect", abs), o->timeout_s, &rep, err);
         if (pr == PROC_OK && json_is_true(json_object_get(rep, "ok"))) {
             *out = json_incref(json_object_get(rep, "inspect"));
@@ -1650,10 +1742,6 @@ int eval_run(const eval_opts *o, kbv_result *r, kbv_err *err) {
             rc = kbv_seterr(err, "%s: %s", sub, strerror(errno));
             goto out;
         }
-    }
-    if (build_env(&c, err) < 0) {
-        rc = -1;
-        goto out;
     }
     /* Resolve the device: "auto" is cuda where an NVIDIA driver is present. A worker that
      * then finds no usable GPU fails to start, and kbv says so (exit status 4). */

@@ -45,6 +45,9 @@ typedef struct eval_opts {
     int compile_baseline;      /* also time torch.compile(reference) */
     int prime;                 /* untimed call before each GPU sample: 1 always, 0 never, -1 auto (calls under 2 ms) */
     int standard_trials;       /* KernelBench's timing trials in the standard protocol (0: none) */
+    int sandbox;               /* confine workers (default 1; --no-sandbox), docs/security.md */
+    long long max_memory_bytes; /* a worker's data memory (RLIMIT_DATA); 0: unlimited */
+    const char *db_path;       /* the results database, unreadable to candidates (kbv run) */
     const char *library_only;  /* severity of library_only / unused_kernel: hack (default), suspect or info */
 } eval_opts;
 

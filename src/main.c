@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "db.h"
@@ -74,7 +75,10 @@ static void usage_eval(FILE *f) {
             "                          candidate's own kernels never run: hack (default), suspect or info\n"
             "  --json FILE|-           write the result as one JSON object to FILE, or stdout with '-'\n"
             "                          (the readable summary then goes to stderr)\n"
-            "  --cache-dir DIR         compile cache for load_inline (default ~/.cache/kbv/torch_extensions)\n"
+            "  --cache-dir DIR         compile cache for load_inline (default ~/.cache/kbv/torch_extensions;\n"
+            "                          one folder in it per candidate)\n"
+            "  --max-memory GIB        host memory a worker may allocate (RLIMIT_DATA; default 3/4 of RAM, 0: no limit)\n"
+            "  --no-sandbox            run workers without the sandbox (docs/security.md); for diagnosis only\n"
             "  --scratch DIR           where per-evaluation scratch folders go (default $TMPDIR or /tmp)\n"
             "  --keep-scratch          keep the scratch folder (inputs, candidate outputs) for inspection\n"
             "  --quiet                 no progress lines on stderr\n"
@@ -147,6 +151,7 @@ static void usage_run(FILE *f) {
                "                          in parallel, into the shared compile cache)\n"
                "  and kbv eval's: --device, --seed, --timeout, --load-timeout, --cases, --protocol, --no-timing,\n"
                "  --time-budget, --compile-baseline, --prime, --standard-trials, --library-only, --cache-dir, --scratch,\n"
+               "  --max-memory, --no-sandbox,\n"
                "  --quiet\n"
                "\n"
                "Exit status: 0 when every evaluation was stored (whatever the verdicts), 2 usage error or bad\n"
@@ -319,6 +324,12 @@ static int cmd_eval(int argc, char **argv, int mode) {
         } else if (strcmp(a, "--json") == 0) {
             NEED_VALUE();
             json_path = val;
+        } else if (strcmp(a, "--no-sandbox") == 0) {
+            o.sandbox = 0;
+        } else if (strcmp(a, "--max-memory") == 0) {
+            NEED_VALUE();
+            if (num_opt(name, a, val, 0, 1 << 20, 0, "GiB from 0 (unlimited) to 1048576", &v) < 0) return EXIT_USAGE;
+            o.max_memory_bytes = (long long)(v * (double)(1LL << 30));
         } else if (strcmp(a, "--cache-dir") == 0) {
             NEED_VALUE();
             o.cache_dir = val;
@@ -633,6 +644,9 @@ static int cmd_merge(int argc, char **argv) {
 
 int main(int argc, char **argv) {
     g_argc = argc, g_argv = argv;
+    /* kbv holds the seed and reference outputs: no same-user process may read its memory
+     * through /proc/PID/mem or ptrace (docs/security.md). */
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     if (argc < 2) {
         usage_main(stderr);
         exit(EXIT_USAGE);

@@ -19,9 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sched.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "sandbox.h"
 
 #define MAX_LIVE 64
 static pid_t live[MAX_LIVE]; /* workers kbv is supervising (not orphans) */
@@ -113,7 +117,21 @@ static void close_fd(int *fd) {
     *fd = -1;
 }
 
-int proc_spawn(kbv_proc *p, char *const argv[], char *const envp[], const char *cwd, size_t cap, kbv_err *err) {
+/* fork(), or clone() into new namespaces where asked and permitted. */
+static pid_t fork_ns(int flags, int *got) {
+    *got = 0;
+    if (flags) {
+        pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)(flags | SIGCHLD), NULL, NULL, NULL, NULL);
+        if (pid >= 0) {
+            *got = flags;
+            return pid;
+        }
+    }
+    return fork();
+}
+
+int proc_spawn(kbv_proc *p, char *const argv[], char *const envp[], const char *cwd, size_t cap, const kbv_sandbox *sb,
+               kbv_err *err) {
     memset(p, 0, sizeof *p);
     p->cmd_fd = p->reply_fd = p->out_fd = p->err_fd = -1;
     proto_reader_init(&p->reader);
@@ -128,7 +146,8 @@ int proc_spawn(kbv_proc *p, char *const argv[], char *const envp[], const char *
         return kbv_seterr(err, "pipe: %s", strerror(e));
     }
     pid_t parent = getpid();
-    pid_t pid = fork();
+    int ns = 0;
+    pid_t pid = fork_ns(sb ? sandbox_clone_flags(sb) : 0, &ns);
     if (pid < 0) {
         int e = errno;
         int *all[] = {cmd, rep, out, er, st};
@@ -139,7 +158,8 @@ int proc_spawn(kbv_proc *p, char *const argv[], char *const envp[], const char *
         /* Child: only async-signal-safe calls until execve. */
         int code = 0;
         setsid();
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent) _exit(127);
+        /* In a new PID namespace the parent is invisible (getppid() is 0). */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || (!(ns & CLONE_NEWPID) && getppid() != parent)) _exit(127);
         int devnull = open("/dev/null", O_RDONLY);
         /* Move the child's ends above the target numbers first, so dup2 cannot clobber. */
         int c_cmd = fcntl(cmd[0], F_DUPFD, 10), c_rep = fcntl(rep[1], F_DUPFD, 10);
@@ -158,7 +178,8 @@ int proc_spawn(kbv_proc *p, char *const argv[], char *const envp[], const char *
         }
         /* Every fd above the protocol's is closed (the status pipe is close-on-exec). */
         for (int fd = PROTO_REPLY_FD + 1; fd < 1024; fd++)
-            if (fd != st[1]) close(fd);
+            if (fd != st[1] && (!sb || fd != sb->ruleset_fd)) close(fd);
+        if ((code = sandbox_enter(sb)) != 0) goto fail;
         execve(argv[0], argv, envp);
         code = errno;
     fail:
@@ -171,6 +192,7 @@ int proc_spawn(kbv_proc *p, char *const argv[], char *const envp[], const char *
     do r = read(st[0], &code, sizeof code);
     while (r < 0 && errno == EINTR);
     close_fd(&st[0]);
+    p->namespaces = ns;
     p->pid = pid, p->cmd_fd = cmd[1], p->reply_fd = rep[0], p->out_fd = out[0], p->err_fd = er[0];
     live_add(pid);
     fcntl(p->reply_fd, F_SETFL, O_NONBLOCK);
@@ -181,6 +203,49 @@ int proc_spawn(kbv_proc *p, char *const argv[], char *const envp[], const char *
         return kbv_seterr(err, "cannot start %s: %s", argv[0], strerror(code));
     }
     return 0;
+}
+
+/* The worker's family: processes in its PID namespace (or, without one, its session) and
+ * their threads. Counted once a second while kbv waits; a storm gets the worker killed. */
+static void count_family(const kbv_proc *p, long *procs, long *threads) {
+    *procs = *threads = 0;
+    char path[64], ns[64] = "", buf[1024];
+    if (p->namespaces & CLONE_NEWPID) {
+        snprintf(path, sizeof path, "/proc/%d/ns/pid", (int)p->pid);
+        ssize_t n = readlink(path, ns, sizeof ns - 1);
+        if (n <= 0) return;
+        ns[n] = '\0';
+    }
+    DIR *d = opendir("/proc");
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+        if (ns[0]) {
+            char other[64];
+            snprintf(path, sizeof path, "/proc/%.20s/ns/pid", e->d_name);
+            ssize_t n = readlink(path, other, sizeof other - 1);
+            if (n <= 0 || (size_t)n != strlen(ns) || memcmp(other, ns, (size_t)n) != 0) continue;
+        }
+        snprintf(path, sizeof path, "/proc/%.20s/stat", e->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t r = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+        if (fd >= 0) close(fd);
+        if (r <= 0) continue;
+        buf[r] = '\0';
+        char *q = strrchr(buf, ')');
+        long sid = -1, nthreads = 1;
+        for (int field = 3; q && *q && field <= 20; field++) { /* after "pid (comm)": state is field 3 */
+            q = strchr(q + 1, ' ');
+            if (!q) break;
+            if (field == 5) sid = strtol(q + 1, NULL, 10);
+            if (field == 19) nthreads = strtol(q + 1, NULL, 10);
+        }
+        if (!ns[0] && sid != p->pid) continue;
+        (*procs)++;
+        *threads += nthreads > 0 ? nthreads : 1;
+    }
+    closedir(d);
 }
 
 /* Read what is available on fd; returns 0 at EOF (fd closed), 1 otherwise. */
@@ -204,8 +269,16 @@ static int try_wait(kbv_proc *p, int block) {
     if (p->exited || !p->pid) return 1;
     int st;
     pid_t r;
-    do r = waitpid(p->pid, &st, block ? 0 : WNOHANG);
+    do r = waitpid(p->pid, &st, (block ? 0 : WNOHANG) | WUNTRACED);
     while (r < 0 && errno == EINTR);
+    if (r == p->pid && WIFSTOPPED(st)) { /* it stopped itself: it would never answer */
+        snprintf(p->killed_why, sizeof p->killed_why, "the worker was stopped by signal %d (%s); kbv killed it",
+                 WSTOPSIG(st), strsignal(WSTOPSIG(st)));
+        kill(-p->pid, SIGKILL);
+        kill(p->pid, SIGKILL);
+        do r = waitpid(p->pid, &st, 0);
+        while (r < 0 && errno == EINTR);
+    }
     if (r == p->pid) {
         p->exited = 1, p->wstatus = st;
         live_del(p->pid);
@@ -225,7 +298,7 @@ proc_result proc_request(kbv_proc *p, const json_t *msg, double timeout_s, json_
             return PROC_DIED;
         }
     }
-    double deadline = kbv_now() + timeout_s;
+    double deadline = kbv_now() + timeout_s, next_count = kbv_now() + 1.0;
     for (;;) {
         char *line;
         size_t len;
@@ -248,6 +321,18 @@ proc_result proc_request(kbv_proc *p, const json_t *msg, double timeout_s, json_
         }
         double left = deadline - kbv_now();
         if (left <= 0) return kbv_seterr(err, "no reply within %.1f s", timeout_s), PROC_TIMEOUT;
+        if (kbv_now() >= next_count) {
+            long procs, threads;
+            count_family(p, &procs, &threads);
+            next_count = kbv_now() + 1.0;
+            if (procs > PROC_MAX_FAMILY || threads > PROC_MAX_THREADS) {
+                snprintf(p->killed_why, sizeof p->killed_why,
+                         "the worker's processes numbered %ld with %ld threads (limits %d and %d); kbv killed them", procs,
+                         threads, PROC_MAX_FAMILY, PROC_MAX_THREADS);
+                proc_kill(p);
+                return kbv_seterr(err, "%s", p->killed_why), PROC_DIED;
+            }
+        }
         struct pollfd fds[3] = {{p->reply_fd, POLLIN, 0}, {p->out_fd, POLLIN, 0}, {p->err_fd, POLLIN, 0}};
         int ms = left > 1.0 ? 1000 : (int)(left * 1000) + 1;
         int n = poll(fds, 3, ms);

@@ -17,6 +17,11 @@
 #include "proto.h"
 #include "util.h"
 
+/* A worker whose processes (in its PID namespace, or session) or their threads outnumber
+ * these is killed: a fork or thread storm. */
+#define PROC_MAX_FAMILY 1024
+#define PROC_MAX_THREADS 4096
+
 typedef struct kbv_capture {
     kbv_buf head;      /* the first cap bytes */
     char *tail;        /* ring of the last tail_cap bytes after head filled */
@@ -33,6 +38,8 @@ typedef struct kbv_proc {
     proto_reader reader;
     kbv_capture out, err;
     int exited;        /* 1 once waitpid collected the child */
+    int namespaces;    /* CLONE_NEWPID / CLONE_NEWNET flags the child was started with */
+    char killed_why[160]; /* why kbv killed it on its own initiative (a process storm, a stop), or empty */
     int wstatus;       /* its wait status when exited */
 } kbv_proc;
 
@@ -47,8 +54,12 @@ typedef enum proc_result {
 /* Make the calling process a child subreaper and ignore SIGPIPE (call once, at start-up). */
 int proc_init_reaper(kbv_err *err);
 
-/* Start argv[0] (a path) with envp in cwd; output captures keep cap bytes each. */
-int proc_spawn(kbv_proc *p, char *const argv[], char *const envp[], const char *cwd, size_t cap, kbv_err *err);
+/* Start argv[0] (a path) with envp in cwd; output captures keep cap bytes each. sb (or
+ * NULL) is the sandbox the child enters before execve; its namespaces are asked of clone()
+ * and p->namespaces says which the child got. */
+struct kbv_sandbox;
+int proc_spawn(kbv_proc *p, char *const argv[], char *const envp[], const char *cwd, size_t cap,
+               const struct kbv_sandbox *sb, kbv_err *err);
 /* Send msg (if non-NULL) and wait up to timeout_s seconds for one reply. */
 proc_result proc_request(kbv_proc *p, const json_t *msg, double timeout_s, json_t **reply, kbv_err *err);
 /* Kill the child's process group and any orphan it left, wait for them, drain output. */

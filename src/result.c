@@ -32,7 +32,7 @@ void result_free(kbv_result *r) {
     kbv_buf_free(&r->errors);
     free(r->candidate_stdout), free(r->candidate_stderr), free(r->reference_stderr);
     json_decref(r->inputs);
-    json_decref(r->audit_cand), json_decref(r->audit_ref), json_decref(r->inspect);
+    json_decref(r->audit_cand), json_decref(r->audit_ref), json_decref(r->inspect), json_decref(r->sandbox);
     memset(r, 0, sizeof *r);
 }
 
@@ -215,6 +215,7 @@ json_t *result_to_json(const kbv_result *r) {
     if (r->oracle[0]) json_object_set_new(o, "oracle", text(r->oracle));
     if (r->inputs) json_object_set(o, "inputs", r->inputs);
     if (r->inspect) json_object_set(o, "inspect", r->inspect);
+    if (r->sandbox) json_object_set(o, "sandbox", r->sandbox);
     if (strcmp(r->protocol, "standard") != 0)
         json_object_set_new(o, "weights", json_pack("{s:b, s:b}", "matched", r->weights_matched, "loaded", r->weights_loaded));
     if (strcmp(r->protocol, "standard") != 0) {

@@ -379,6 +379,8 @@ int run_main(const run_opts *o, kbv_err *err) {
         return -1;
     }
     eval_opts eo = o->eval;
+    char db_abs[PATH_MAX];
+    if (kbv_abspath(o->db ? o->db : "kbv.db", db_abs, sizeof db_abs, err) == 0) eo.db_path = db_abs; /* hidden from candidates */
     if (o->child_entry >= 0) { /* one entry of an existing run, in a child process */
         int i = o->child_entry, rc = 0;
         uint64_t seed;

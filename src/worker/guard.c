@@ -1,6 +1,7 @@
 /* guard.c -- dynamic evidence about the candidate's Python (see guard.h). */
 #include "guard.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 static struct {
     int armed;
     char cand[PATH_MAX], problem[PATH_MAX], refdir[PATH_MAX];
+    char home[PATH_MAX], cache[PATH_MAX]; /* where the worker may write (with /dev) */
     char step[16];
     struct {
         char id[48], severity[12], step[16], detail[300];
@@ -59,6 +61,16 @@ static int hook(const char *event, PyObject *args, void *data) {
         if (!a0[0]) return 0;
         char real[PATH_MAX];
         const char *p = realpath(a0, real) ? real : a0;
+        long flags = PyTuple_Check(args) && PyTuple_GET_SIZE(args) > 2 && PyLong_Check(PyTuple_GET_ITEM(args, 2))
+                         ? PyLong_AsLong(PyTuple_GET_ITEM(args, 2))
+                         : 0;
+        PyErr_Clear();
+        int writes = (flags & (O_WRONLY | O_RDWR | O_CREAT | O_APPEND | O_TRUNC)) != 0;
+        if (writes && p[0] == '/' && strncmp(p, G.home, strlen(G.home)) != 0 && strncmp(p, G.cache, strlen(G.cache)) != 0 &&
+            strncmp(p, "/dev/", 5) != 0) {
+            snprintf(msg, sizeof msg, "opened %s for writing, outside its scratch folder", p);
+            guard_note("writes_outside_scratch", "suspect", msg);
+        }
         if (strcmp(p, G.problem) == 0) {
             snprintf(msg, sizeof msg, "opened the problem file %s", p);
             guard_note("reads_problem_file", "hack", msg);
@@ -147,8 +159,17 @@ void guard_arm(worker *w, const char *cand, const char *problem) {
     char real[PATH_MAX];
     snprintf(G.cand, sizeof G.cand, "%s", cand);
     snprintf(G.problem, sizeof G.problem, "%s", realpath(problem, real) ? real : problem);
+    /* The worker runs in its folder of the evaluation's scratch (scratch/cand); the
+     * reference's outputs are in scratch/ref. */
     char cwd[PATH_MAX];
-    if (getcwd(cwd, sizeof cwd)) snprintf(G.refdir, sizeof G.refdir, "%s/ref/", cwd);
+    if (getcwd(cwd, sizeof cwd)) {
+        snprintf(G.home, sizeof G.home, "%s/", cwd);
+        char *slash = strrchr(cwd, '/');
+        if (slash && slash != cwd) *slash = '\0';
+        snprintf(G.refdir, sizeof G.refdir, "%s/ref/", cwd);
+    }
+    const char *cache = getenv("TORCH_EXTENSIONS_DIR");
+    snprintf(G.cache, sizeof G.cache, "%s/", cache && realpath(cache, real) ? real : cache ? cache : "/nonexistent");
     Py_XDECREF(G.saved);
     G.saved = PyDict_New();
     for (size_t i = 0; G.saved && i < sizeof kWatched / sizeof *kWatched; i++) {

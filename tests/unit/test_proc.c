@@ -13,7 +13,7 @@ static char *env[] = {"PATH=/usr/bin:/bin", NULL};
 static proc_result run(kbv_proc *p, const char *script, double timeout, json_t **reply) {
     char *argv[] = {"/bin/sh", "-c", (char *)script, NULL};
     kbv_err err = {{0}};
-    if (proc_spawn(p, argv, env, NULL, 4096, &err) < 0) return PROC_ERROR;
+    if (proc_spawn(p, argv, env, NULL, 4096, NULL, &err) < 0) return PROC_ERROR;
     return proc_request(p, NULL, timeout, reply, &err);
 }
 
@@ -100,7 +100,7 @@ int main(void) {
 
     /* A program that does not exist fails at spawn, with its name. */
     char *argv[] = {"/nonexistent/worker", NULL};
-    CHECK(proc_spawn(&p, argv, env, NULL, 1024, &err) == -1);
+    CHECK(proc_spawn(&p, argv, env, NULL, 1024, NULL, &err) == -1);
     CHECK(strstr(err.msg, "/nonexistent/worker") != NULL);
     proc_free(&p);
 

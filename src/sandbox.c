@@ -1,0 +1,312 @@
+/* sandbox.c -- confinement of worker processes (see sandbox.h, docs/security.md).
+ *
+ * Design notes:
+ * - Landlock is an allow-list. Writes: the listed folders only. Reads: everything but the
+ *   secrets, which takes rules for every entry of every folder on the way down to a secret
+ *   except the next step towards it (a path complement); reading a folder's listing stays
+ *   allowed along the way. Entries created later in those folders are unreadable, which is
+ *   what other evaluations' scratch folders need; symbolic links get no rule (a path is
+ *   checked where it resolves).
+ * - The seccomp program is built with libseccomp in the parent and only installed (one
+ *   prctl) in the child, where nothing may allocate.
+ * - Namespaces are probed once per process (a forked child tries unshare()); proc_spawn
+ *   asks clone() for them and falls back to a plain fork.
+ */
+#include "sandbox.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <linux/landlock.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef LANDLOCK_ACCESS_FS_REFER
+#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+
+#define FS_READ (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
+#define FS_FILE_ONLY                                                                                                   \
+    (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE |                      \
+     LANDLOCK_ACCESS_FS_TRUNCATE)
+
+static long ll_create(const struct landlock_ruleset_attr *a, size_t size, unsigned flags) {
+    return syscall(SYS_landlock_create_ruleset, a, size, flags);
+}
+
+long long sandbox_phys_bytes(void) {
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && size > 0 ? (long long)pages * size : 0;
+}
+
+/* ---- namespaces: can this process make them? (asked once) ---- */
+
+static int probe_namespaces(void) {
+    static int probed = -1;
+    if (probed >= 0) return probed;
+    probed = 0;
+    pid_t pid = fork();
+    if (pid == 0) _exit(unshare(CLONE_NEWPID | CLONE_NEWNET) == 0 ? 0 : 1);
+    int st;
+    if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0) probed = CLONE_NEWPID | CLONE_NEWNET;
+    return probed;
+}
+
+/* ---- Landlock ---- */
+
+typedef struct ll_build {
+    int fd;
+    unsigned long long handled, write_rights;
+    const kbv_sandbox_spec *spec;
+    char secret[KBV_SB_MAX][PATH_MAX];
+    int nsecret;
+    char base[PATH_MAX], own[PATH_MAX]; /* the scratch base and this evaluation's scratch, resolved */
+    int rules, failed;
+} ll_build;
+
+static int add_rule(ll_build *b, const char *path, unsigned long long access) {
+    int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return 0; /* gone, or not ours to see: no rule, so no access */
+    struct stat st;
+    if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
+        close(fd);
+        return 0;
+    }
+    if (!S_ISDIR(st.st_mode)) access &= FS_FILE_ONLY;
+    struct landlock_path_beneath_attr pb = {.allowed_access = access & b->handled, .parent_fd = fd};
+    long r = pb.allowed_access ? syscall(SYS_landlock_add_rule, b->fd, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) : 0;
+    close(fd);
+    if (r < 0) b->failed++;
+    else b->rules++;
+    return 0;
+}
+
+static int starts_dir(const char *path, const char *dir) { /* path is dir or beneath it */
+    size_t n = strlen(dir);
+    if (n == 1 && dir[0] == '/') return 1;
+    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static int is_secret(const ll_build *b, const char *path, const char *dir, const char *name) {
+    for (int i = 0; i < b->nsecret; i++)
+        if (strcmp(path, b->secret[i]) == 0) return 1;
+    if (b->base[0] && strncmp(name, "kbv-", 4) == 0 && strcmp(dir, b->base) == 0) return !b->own[0] || strcmp(path, b->own) != 0;
+    return 0;
+}
+
+static int is_ancestor(const ll_build *b, const char *path) { /* a secret lies strictly beneath */
+    for (int i = 0; i < b->nsecret; i++)
+        if (strcmp(path, b->secret[i]) != 0 && starts_dir(b->secret[i], path)) return 1;
+    return b->base[0] && starts_dir(b->base, path);
+}
+
+/* Read rules for everything beneath dir except the secrets. */
+static void walk(ll_build *b, const char *dir, int depth) {
+    add_rule(b, dir, LANDLOCK_ACCESS_FS_READ_DIR);
+    DIR *d = depth < 64 ? opendir(dir) : NULL;
+    if (!d) return;
+    struct dirent *e;
+    char path[PATH_MAX];
+    while ((e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        if (snprintf(path, sizeof path, "%s%s%s", dir, strcmp(dir, "/") == 0 ? "" : "/", e->d_name) >= (int)sizeof path) continue;
+        if (is_secret(b, path, dir, e->d_name)) continue;
+        if (is_ancestor(b, path)) walk(b, path, depth + 1);
+        else add_rule(b, path, FS_READ);
+    }
+    closedir(d);
+}
+
+static void build_landlock(kbv_sandbox *sb, const kbv_sandbox_spec *s) {
+    int abi = (int)ll_create(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+    if (abi < 1) {
+        snprintf(sb->fs_note, sizeof sb->fs_note, "Landlock is not available in this kernel (%s)", strerror(errno));
+        return;
+    }
+    ll_build b = {.fd = -1, .spec = s};
+    b.write_rights = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |
+                     LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
+                     LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+                     LANDLOCK_ACCESS_FS_MAKE_SYM;
+    if (abi >= 2) b.write_rights |= LANDLOCK_ACCESS_FS_REFER;
+    if (abi >= 3) b.write_rights |= LANDLOCK_ACCESS_FS_TRUNCATE;
+    for (int i = 0; i < s->nsecret && b.nsecret < KBV_SB_MAX; i++, b.nsecret++) /* one not made yet keeps its name */
+        if (!realpath(s->secret[i], b.secret[b.nsecret])) snprintf(b.secret[b.nsecret], PATH_MAX, "%s", s->secret[i]);
+    if (s->scratch_base && !realpath(s->scratch_base, b.base)) snprintf(b.base, PATH_MAX, "%s", s->scratch_base);
+    if (s->own_scratch && !realpath(s->own_scratch, b.own)) snprintf(b.own, PATH_MAX, "%s", s->own_scratch);
+    int hide = b.nsecret > 0 || s->scratch_base;
+    b.handled = b.write_rights | (hide ? FS_READ : 0);
+    struct landlock_ruleset_attr attr = {.handled_access_fs = b.handled};
+    b.fd = (int)ll_create(&attr, sizeof attr, 0);
+    if (b.fd < 0) {
+        snprintf(sb->fs_note, sizeof sb->fs_note, "landlock_create_ruleset: %s", strerror(errno));
+        return;
+    }
+    int high = fcntl(b.fd, F_DUPFD_CLOEXEC, 16); /* clear of the numbers the child dup2()s onto */
+    close(b.fd);
+    if (high < 0) {
+        snprintf(sb->fs_note, sizeof sb->fs_note, "fcntl: %s", strerror(errno));
+        return;
+    }
+    b.fd = high;
+    for (int i = 0; i < s->nwritable; i++) add_rule(&b, s->writable[i], b.write_rights | FS_READ);
+    if (hide) walk(&b, "/", 0);
+    if (b.failed) {
+        snprintf(sb->fs_note, sizeof sb->fs_note, "%d Landlock rule(s) were refused", b.failed);
+        close(b.fd);
+        return;
+    }
+    sb->ruleset_fd = b.fd;
+    sb->landlock_abi = abi;
+}
+
+/* ---- seccomp ---- */
+
+static int build_seccomp(kbv_sandbox *sb, int refuse_inet, kbv_err *err) {
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+    if (!ctx) return kbv_seterr(err, "seccomp_init failed");
+    int rc = 0;
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ptrace), 0);
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(process_vm_readv), 0);
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(process_vm_writev), 0);
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(io_uring_setup), 0);
+    if (refuse_inet) {
+        static const int domains[] = {AF_INET, AF_INET6, AF_PACKET};
+        for (int i = 0; i < 3; i++)
+            rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)domains[i]));
+    }
+    int fd = rc == 0 ? memfd_create("kbv-seccomp", MFD_CLOEXEC) : -1;
+    if (fd >= 0 && seccomp_export_bpf(ctx, fd) == 0) {
+        off_t n = lseek(fd, 0, SEEK_END);
+        void *buf = n > 0 ? malloc((size_t)n) : NULL;
+        if (buf && pread(fd, buf, (size_t)n, 0) == n) {
+            sb->prog.filter = buf;
+            sb->prog.len = (unsigned short)((size_t)n / sizeof(struct sock_filter));
+            sb->seccomp_net = refuse_inet;
+        } else free(buf);
+    }
+    if (fd >= 0) close(fd);
+    seccomp_release(ctx);
+    if (!sb->prog.filter) return kbv_seterr(err, "building the seccomp filter failed");
+    return 0;
+}
+
+/* ---- limits ---- */
+
+static long user_tasks(uid_t uid) { /* tasks (threads) of uid now: what RLIMIT_NPROC counts */
+    DIR *d = opendir("/proc");
+    if (!d) return -1;
+    long n = 0;
+    struct dirent *e;
+    char path[64], buf[1024];
+    while ((e = readdir(d))) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+        struct stat st;
+        snprintf(path, sizeof path, "/proc/%.20s", e->d_name);
+        if (stat(path, &st) < 0 || st.st_uid != uid) continue;
+        snprintf(path, sizeof path, "/proc/%.20s/stat", e->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t r = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+        if (fd >= 0) close(fd);
+        if (r <= 0) continue;
+        buf[r] = '\0';
+        char *p = strrchr(buf, ')');
+        long threads = 1;
+        /* fields after the name: state(3) ... num_threads(20) */
+        for (int field = 3; p && *p && field <= 20; field++) {
+            p = strchr(p + 1, ' ');
+            if (p && field == 19) threads = strtol(p + 1, NULL, 10);
+        }
+        n += threads > 0 ? threads : 1;
+    }
+    closedir(d);
+    return n;
+}
+
+static struct rlimit lim(long long v) {
+    struct rlimit r = {RLIM_INFINITY, RLIM_INFINITY};
+    if (v > 0) r.rlim_cur = r.rlim_max = (rlim_t)v;
+    return r;
+}
+
+int sandbox_prepare(kbv_sandbox *sb, const kbv_sandbox_spec *spec, kbv_err *err) {
+    memset(sb, 0, sizeof *sb);
+    sb->ruleset_fd = -1;
+    sb->enable = spec->enable;
+    if (!spec->enable) return 0;
+    sb->fsize = lim(spec->max_file_bytes);
+    sb->data = lim(spec->max_data_bytes);
+    sb->cpu = lim(spec->max_cpu_s);
+    if (spec->max_procs > 0 && geteuid() != 0) { /* root is exempt from RLIMIT_NPROC */
+        long now = user_tasks(geteuid());
+        if (now >= 0) sb->nproc = lim(now + spec->max_procs), sb->set_nproc = 1;
+    }
+    sb->drop_caps = spec->drop_caps && geteuid() == 0;
+    sb->clone_flags = probe_namespaces();
+    if (!(sb->clone_flags & CLONE_NEWNET))
+        snprintf(sb->net_note, sizeof sb->net_note, "no network namespace (needs root): seccomp refuses internet sockets");
+    build_landlock(sb, spec);
+    if (build_seccomp(sb, !(sb->clone_flags & CLONE_NEWNET), err) < 0) {
+        sandbox_free(sb);
+        return -1;
+    }
+    return 0;
+}
+
+int sandbox_clone_flags(const kbv_sandbox *sb) { return sb->enable ? sb->clone_flags : 0; }
+
+int sandbox_enter(const kbv_sandbox *sb) {
+    if (!sb || !sb->enable) return 0;
+    if (setrlimit(RLIMIT_FSIZE, &sb->fsize) < 0 || setrlimit(RLIMIT_DATA, &sb->data) < 0 ||
+        setrlimit(RLIMIT_CPU, &sb->cpu) < 0)
+        return errno;
+    if (sb->set_nproc && setrlimit(RLIMIT_NPROC, &sb->nproc) < 0) return errno;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) return errno;
+    if (sb->drop_caps) {
+        for (int cap = 0; cap <= 63; cap++)
+            if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL) return errno;
+    }
+    if (sb->ruleset_fd >= 0 && syscall(SYS_landlock_restrict_self, sb->ruleset_fd, 0) < 0) return errno;
+    if (sb->prog.filter && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &sb->prog, 0, 0) < 0) return errno;
+    return 0;
+}
+
+json_t *sandbox_describe(const kbv_sandbox *sb, int clone_got) {
+    if (!sb->enable) return json_pack("{s:b}", "enabled", 0);
+    char fs[200];
+    if (sb->ruleset_fd >= 0) snprintf(fs, sizeof fs, "landlock (ABI %d)", sb->landlock_abi);
+    else snprintf(fs, sizeof fs, "none: %s", sb->fs_note);
+    const char *net = clone_got & CLONE_NEWNET ? "namespace" : sb->seccomp_net ? "seccomp" : "none";
+    json_t *lims = json_pack("{s:o, s:o, s:o, s:o}", "file_bytes",
+                             sb->fsize.rlim_cur == RLIM_INFINITY ? json_null() : json_integer((json_int_t)sb->fsize.rlim_cur),
+                             "data_bytes", sb->data.rlim_cur == RLIM_INFINITY ? json_null() : json_integer((json_int_t)sb->data.rlim_cur),
+                             "cpu_s", sb->cpu.rlim_cur == RLIM_INFINITY ? json_null() : json_integer((json_int_t)sb->cpu.rlim_cur),
+                             "tasks", sb->set_nproc ? json_integer((json_int_t)sb->nproc.rlim_cur) : json_null());
+    return json_pack("{s:b, s:s, s:s, s:b, s:b, s:s, s:o}", "enabled", 1, "filesystem", fs, "network", net, "pid_namespace",
+                     (clone_got & CLONE_NEWPID) != 0, "seccomp", sb->prog.filter != NULL, "capabilities",
+                     sb->drop_caps ? "dropped" : geteuid() == 0 ? "kept" : "none (not root)", "limits", lims);
+}
+
+void sandbox_free(kbv_sandbox *sb) {
+    if (sb->ruleset_fd >= 0) close(sb->ruleset_fd);
+    sb->ruleset_fd = -1;
+    free(sb->prog.filter);
+    sb->prog.filter = NULL;
+}
