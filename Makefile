@@ -73,12 +73,13 @@ else
   BINS := kbv kbv-worker
 endif
 
-.PHONY: all help test test-unit test-e2e test-gpu check clean config
+.PHONY: all help test test-unit test-e2e test-faults test-gpu check clean config
 all: config $(BINS)
 
 help:
 	@echo "make            build ./kbv and ./kbv-worker"
-	@echo "make test       unit tests and CPU end-to-end tests (no GPU needed)"
+	@echo "make test       unit tests, CPU end-to-end tests, the fault suite and kill-and-resume (no GPU needed)"
+	@echo "make test-faults  the fault-injection suite (CPU) and the kill-and-resume test"
 	@echo "make test-gpu   GPU end-to-end tests (skips with a message where no GPU is present)"
 	@echo "make check      the unit and end-to-end tests under ASan/UBSan with -Werror"
 	@echo "make clean      remove build outputs"
@@ -131,7 +132,12 @@ test-e2e: all
 	@$(if $(filter 1,$(SANITIZE)),KBV_SANITIZED=1 ASAN_OPTIONS=handle_segv=0:detect_leaks=1:max_malloc_fill_size=1073741824,) KBV=$(abspath $(firstword $(BINS))) tests/zoo.sh cpu
 	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/run_db.sh
 
-test: all test-unit test-e2e
+# The fault-injection suite and the kill-and-resume test (docs/RELIABILITY.md).
+test-faults: all
+	@KBV=$(abspath $(firstword $(BINS))) tests/faults/run.sh cpu
+	@KBV=$(abspath $(firstword $(BINS))) tests/faults/kill_resume.sh
+
+test: all test-unit test-e2e test-faults
 
 $(BUILD)/tests/gen_check: tests/gpu/gen_check.c $(BUILD)/w/src/gen.o $(BUILD)/w/src/gpu/gen_cu.o $(BUILD)/w/src/util.o $(BUILD)/w/src/tensor.o
 	@mkdir -p $(@D)
@@ -143,6 +149,7 @@ test-gpu: all $(if $(NVCC),$(BUILD)/tests/gen_check)
 	@KBV=$(abspath $(firstword $(BINS))) GPU_JOBS=$(or $(GPU_JOBS),1) tests/gpu/run.sh '$(GPU_CASES)'
 	@if [ -e /dev/nvidiactl ]; then KBV=$(abspath $(firstword $(BINS))) tests/zoo.sh cuda '$(ZOO_CASES)'; \
 	 else echo "SKIP: the zoo on the GPU needs an NVIDIA GPU"; fi
+	@KBV=$(abspath $(firstword $(BINS))) tests/faults/run.sh cuda '$(FAULT_CASES)'
 
 check:
 	$(MAKE) SANITIZE=1 test

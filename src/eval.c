@@ -332,7 +332,7 @@ static const char *kDists[] = {"nominal", "normal", "uniform_shifted", "mixed_ma
 static const int kDistCode[] = {-1, KBV_DIST_NORMAL, KBV_DIST_UNIFORM_SHIFTED, KBV_DIST_MIXED_MAGNITUDE, KBV_DIST_HEAVY_TAILED};
 static const char *kDomains[] = {"raw", "abs", "nominal_range", "nominal"};
 
-static uint64_t case_seed(uint64_t run_seed, int i) { return kbv_mix64(run_seed + 0x100 + (uint64_t)i) & SEED_MASK; }
+static uint64_t case_seed(uint64_t run_seed, int i) { return kbv_derive_seed(run_seed, 0x100 + (uint64_t)i) & SEED_MASK; }
 
 /* Read a worker's output descriptors into tensors (and delete the files). */
 static int read_outputs(const json_t *values, kbv_tensor **outs, int *n, kbv_err *err) {
@@ -470,7 +470,7 @@ static json_t *make_plan(const json_t *probe, const json_t *decl) {
 /* The case's input specs for domain dom (0..2; 3 means a fresh nominal draw). */
 static json_t *case_specs(const eval_ctx *c, int ci, int dist, int dom) {
     json_t *specs = json_array();
-    uint64_t k = kbv_mix64(c->r->seed ^ (0xC0FFEEULL + (uint64_t)ci * 0x9E3779B97F4A7C15ULL));
+    uint64_t k = kbv_derive_seed(c->r->seed, 0xC0FFEE00ULL + (uint64_t)ci);
     for (size_t j = 0; j < json_array_size(c->plan); j++) {
         const json_t *e = json_array_get(c->plan, j);
         const char *make = json_string_value(json_object_get(e, "make"));
@@ -761,13 +761,16 @@ static void judge_case(eval_ctx *c, kbv_case *kc, const ref_runs *rr, const run_
             FAIL("output %d: %s", k, jr.reason);
             break;
         }
-        /* Two runs under different poison must agree far below the tolerance. */
+        /* Two runs under different poison must agree: to 1% of the tolerance where PyTorch's
+         * own fp32 result is exact (an elementwise op has no order to vary), and where it
+         * rounds (a reduction), up to 16 times PyTorch's rounding error (at most half the
+         * tolerance): an honest kernel's atomics reorder a sum, they do not add noise. */
         if (k < c2->n) {
             judge_err d;
             if (c2->t[k].dtype != c1->t[k].dtype || c2->t[k].nbytes != c1->t[k].nbytes) FAIL("output %d: the second run returned a different dtype or shape", k);
             else {
                 judge_error(&c1->t[k], &c2->t[k], &d);
-                double lim = 0.01 * cal.tol_norm;
+                double lim = fmax(0.01 * cal.tol_norm, fmin(0.5 * cal.tol_norm, 16 * cal.strict.norm_rel));
                 if (d.nonfinite_mismatch || d.norm_rel > lim) {
                     FAIL("output %d: two runs differ (relative %.3g > %.3g): elements left unwritten, or a race", k, d.norm_rel, lim);
                     result_add_finding(c->r, "nondeterministic_output", "suspect",
@@ -1401,7 +1404,7 @@ static void run_verified(eval_ctx *c, kbv_err *err) {
     char prefix[PATH_MAX + 32];
     snprintf(prefix, sizeof prefix, "%s/inputs/zeros", c->scratch);
     json_t *seeds = json_array();
-    for (int k = 0; k < 3; k++) json_array_append_new(seeds, json_integer((json_int_t)(kbv_mix64(r->seed ^ (0x9000u + (unsigned)k)) & 0xffffffffu)));
+    for (int k = 0; k < 3; k++) json_array_append_new(seeds, json_integer((json_int_t)(kbv_derive_seed(r->seed, 0x9000u + (unsigned)k) & 0xffffffffu)));
     pr = step(c, &ref, json_pack("{s:s, s:o, s:s}", "op", "probe", "seeds", seeds, "mask_prefix", prefix), c->o->timeout_s, &rep, err);
     if (pr != PROC_OK || !json_is_true(json_object_get(rep, "ok"))) {
         json_decref(decl);
@@ -1724,7 +1727,7 @@ int eval_run(const eval_opts *o, kbv_result *r, kbv_err *err) {
     snprintf(r->protocol, sizeof r->protocol, "%s", o->protocol == EVAL_BOTH ? "both" : o->protocol == EVAL_STANDARD ? "standard" : "verified");
     if (o->have_seed) r->seed = o->seed;
     else if (kbv_random_u64(&r->seed) < 0) return kbv_seterr(err, "cannot draw a random seed");
-    r->build_seed = kbv_mix64(r->seed ^ 0xB111D) & SEED_MASK;
+    r->build_seed = kbv_derive_seed(r->seed, 0xB111D) & SEED_MASK;
     if (access(o->worker, X_OK) < 0) return kbv_seterr(err, "worker %s: %s (run make)", o->worker, strerror(errno));
     if (!r->problem.sha256[0]) {
         r->status = KBV_PROBLEM_ERROR;

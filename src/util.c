@@ -183,6 +183,16 @@ int kbv_sha256_file(const char *path, char out[65], kbv_err *err) {
     return rc < 0 ? kbv_seterr(err, "%s: SHA-256 failed", path) : 0;
 }
 
+uint64_t kbv_derive_seed(uint64_t secret, uint64_t label) {
+    unsigned char in[24] = "kbv-seed", md[EVP_MAX_MD_SIZE];
+    unsigned mdlen = 0;
+    memcpy(in + 8, &secret, 8);
+    memcpy(in + 16, &label, 8);
+    uint64_t v = kbv_mix64(secret ^ label); /* only if the digest fails: never expected */
+    if (EVP_Digest(in, sizeof in, md, &mdlen, EVP_sha256(), NULL) && mdlen >= 8) memcpy(&v, md, 8);
+    return v;
+}
+
 double kbv_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -55,6 +55,10 @@ int kbv_rmtree(const char *path);
 int kbv_sha256_file(const char *path, char out[65], kbv_err *err);
 int kbv_sha256_hex(const void *data, size_t n, char out[65]);
 
+/* A seed derived from a secret one (SHA-256 of a tag, the secret and label): one-way, so the
+ * seeds a candidate's worker sees do not give away the run's seed (docs/security.md). */
+uint64_t kbv_derive_seed(uint64_t secret, uint64_t label);
+
 /* Monotonic clock in seconds. */
 double kbv_now(void);
 /* 64 random bits from the kernel's generator. */
