@@ -13,7 +13,6 @@
  */
 #include "eval.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <limits.h>
@@ -127,33 +126,16 @@ static void cache_dir(const eval_ctx *c, const char *role, char *out, size_t n) 
     make_dirs(out);
 }
 
-/* Device files a worker may write (open read-write): the null-like ones and the GPU's. */
-static int device_files(const char **out, int max, char names[][64]) {
-    static const char *fixed[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
-    int n = 0;
-    for (size_t i = 0; i < sizeof fixed / sizeof *fixed && n < max; i++) out[n++] = fixed[i];
-    DIR *d = opendir("/dev");
-    struct dirent *e;
-    for (int k = 0; d && (e = readdir(d)) && n < max && k < 8;)
-        if (strncmp(e->d_name, "nvidia", 6) == 0) {
-            snprintf(names[k], 64, "/dev/%.58s", e->d_name);
-            out[n++] = names[k++];
-        }
-    if (d) closedir(d);
-    return n;
-}
-
 /* The sandbox of a worker in role (docs/security.md): writes only in its own folder and its
  * compile cache; for a candidate, no reads of the reference's outputs, the results
  * database or other evaluations' scratch folders, and no capabilities. */
 static int worker_sandbox(eval_ctx *c, const char *role, const char *home, const char *cache, kbv_sandbox *sb,
                           kbv_err *err) {
     kbv_sandbox_spec sp = {.enable = c->o->sandbox};
-    char names[8][64], ref[PATH_MAX + 8], std[PATH_MAX + 8], dbx[3][PATH_MAX + 16], base[PATH_MAX];
+    char ref[PATH_MAX + 8], std[PATH_MAX + 8], dbx[3][PATH_MAX + 16], base[PATH_MAX];
     int cand = strcmp(role, "reference") != 0;
     sp.writable[sp.nwritable++] = cand ? home : c->scratch; /* the reference also writes the shared inputs (weights) */
     sp.writable[sp.nwritable++] = cache;
-    sp.nwritable += device_files(sp.writable + sp.nwritable, KBV_SB_MAX - sp.nwritable, names);
     if (cand) {
         snprintf(ref, sizeof ref, "%s/ref", c->scratch);
         sp.secret[sp.nsecret++] = ref;

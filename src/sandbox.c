@@ -167,6 +167,20 @@ static void build_landlock(kbv_sandbox *sb, const kbv_sandbox_spec *s) {
     }
     b.fd = high;
     for (int i = 0; i < s->nwritable; i++) add_rule(&b, s->writable[i], b.write_rights | FS_READ);
+    /* Devices opened read-write: the null-like ones and the GPU's (not /dev as a whole:
+     * /dev/shm would let a candidate leave files for a later evaluation). */
+    static const char *devs[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
+    for (size_t i = 0; i < sizeof devs / sizeof *devs; i++)
+        add_rule(&b, devs[i], LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE);
+    DIR *dd = opendir("/dev");
+    struct dirent *de;
+    char dpath[PATH_MAX];
+    while (dd && (de = readdir(dd)))
+        if (strncmp(de->d_name, "nvidia", 6) == 0) { /* nvidia0.., nvidiactl, nvidia-uvm, nvidia-caps/ */
+            snprintf(dpath, sizeof dpath, "/dev/%s", de->d_name);
+            add_rule(&b, dpath, LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_DIR);
+        }
+    if (dd) closedir(dd);
     if (hide) walk(&b, "/", 0);
     if (b.failed) {
         snprintf(sb->fs_note, sizeof sb->fs_note, "%d Landlock rule(s) were refused", b.failed);

@@ -27,7 +27,7 @@
 typedef struct kbv_sandbox_spec {
     int enable;                          /* 0: none of it (--no-sandbox) */
     const char *writable[KBV_SB_MAX];    /* folders the worker may write beneath */
-    int nwritable;
+    int nwritable;                       /* (and always the null-like devices and /dev/nvidia*) */
     const char *secret[KBV_SB_MAX];      /* files or folders the worker may not read */
     int nsecret;
     const char *scratch_base;            /* entries named kbv-* here (other evaluations' scratch) are secret too */
