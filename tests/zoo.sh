@@ -31,9 +31,17 @@ for f in examples/hacks/*.py examples/honest/*.py; do
     fi
     name=$(basename "$(dirname "$f")")/$(basename "$f" .py)
     json="$out/$(basename "$(dirname "$f")")_$(basename "$f" .py).json"
+    # On the GPU a candidate with no authored kernel is library_only (hack) by default, which
+    # stops the evaluation before the timed rounds: a hack that another detector is meant to
+    # catch runs with the library policy lowered, so that its own detector is what decides.
+    # Honest candidates and the library-policy hacks keep the default.
+    lib=()
+    if [ "$dev" = cuda ] && [ "$expect" != verified ]; then
+        case "|$detect|" in *"|library_only|"* | *"|unused_kernel|"*) ;; *) lib=(--library-only info) ;; esac
+    fi
     t0=$SECONDS
     "$KBV" eval "examples/problems/$problem.py" "$f" --device "$dev" --quiet --cases 1 --seed 7 --timeout 120 \
-        --json "$json" >"$tmp/stdout" 2>"$tmp/stderr"
+        ${lib[@]+"${lib[@]}"} --json "$json" >"$tmp/stdout" 2>"$tmp/stderr"
     got=$(jq -r .status "$json" 2>/dev/null || echo "(no JSON)")
     ids=$(jq -r '[.flags[].id] | join(" ")' "$json" 2>/dev/null)
     hacks=$(jq -r '[.flags[] | select(.severity == "hack") | .id] | join(" ")' "$json" 2>/dev/null)
