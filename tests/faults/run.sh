@@ -107,10 +107,12 @@ done <tests/faults/cases.txt
 if [ -z "$pattern" ] && [ "$mode" = cpu ]; then
     m=$tmp/faults.jsonl
     : >"$m"
+    k=0
     for c in examples/candidates/broken/segfault.py tests/faults/close_control_pipe.py tests/faults/fork_storm.py \
         tests/faults/read_reference.py; do
-        printf '{"problem": "%s", "candidate": "%s"}\n{"problem": "%s", "candidate": "%s"}\n' \
-            "$PWD/$P" "$PWD/$c" "$PWD/$P" "$PWD/$honest" >>"$m"
+        k=$((k + 1))
+        printf '{"problem": "%s", "candidate": "%s", "sample": %d}\n{"problem": "%s", "candidate": "%s", "sample": %d}\n' \
+            "$PWD/$P" "$PWD/$c" $k "$PWD/$P" "$PWD/$honest" $k >>"$m"
     done
     "$KBV" run --manifest "$m" --db "$tmp/faults.db" --device cpu --no-timing --cases 1 --quiet --timeout 60 \
         --scratch "$TMPDIR/scratch" >"$tmp/run.out" 2>&1
