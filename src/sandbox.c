@@ -167,6 +167,14 @@ static void build_landlock(kbv_sandbox *sb, const kbv_sandbox_spec *s) {
     }
     b.fd = high;
     for (int i = 0; i < s->nwritable; i++) add_rule(&b, s->writable[i], b.write_rights | FS_READ);
+    const char *extra = getenv("KBV_SANDBOX_WRITABLE"); /* diagnosis: more writable folders, ':'-separated */
+    for (const char *p = extra; p && *p;) {
+        size_t n = strcspn(p, ":");
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%.*s", (int)n, p);
+        add_rule(&b, dir, b.write_rights | FS_READ);
+        p += n + (p[n] != '\0');
+    }
     /* Devices opened read-write: the null-like ones and the GPU's (not /dev as a whole:
      * /dev/shm would let a candidate leave files for a later evaluation). */
     static const char *devs[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
@@ -262,23 +270,35 @@ static struct rlimit lim(long long v) {
     return r;
 }
 
+/* KBV_SANDBOX_SKIP=layer,...: leave layers out, to find which one a machine cannot take
+ * (diagnosis only; docs/security.md). */
+static int skip(const char *layer) {
+    const char *s = getenv("KBV_SANDBOX_SKIP");
+    size_t n = strlen(layer);
+    for (const char *p = s; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] != '\0'))
+        if (strncmp(p, layer, n) == 0 && (p[n] == ',' || p[n] == '\0')) return 1;
+    return 0;
+}
+
 int sandbox_prepare(kbv_sandbox *sb, const kbv_sandbox_spec *spec, kbv_err *err) {
     memset(sb, 0, sizeof *sb);
     sb->ruleset_fd = -1;
     sb->enable = spec->enable;
     if (!spec->enable) return 0;
-    sb->fsize = lim(spec->max_file_bytes);
-    sb->data = lim(spec->max_data_bytes);
-    sb->cpu = lim(spec->max_cpu_s);
+    sb->fsize = lim(skip("limits") ? 0 : spec->max_file_bytes);
+    sb->data = lim(skip("limits") || skip("data") ? 0 : spec->max_data_bytes);
+    sb->cpu = lim(skip("limits") ? 0 : spec->max_cpu_s);
     if (spec->max_procs > 0 && geteuid() != 0) { /* root is exempt from RLIMIT_NPROC */
         long now = user_tasks(geteuid());
         if (now >= 0) sb->nproc = lim(now + spec->max_procs), sb->set_nproc = 1;
     }
-    sb->drop_caps = spec->drop_caps && geteuid() == 0;
-    sb->clone_flags = probe_namespaces();
+    sb->drop_caps = spec->drop_caps && geteuid() == 0 && !skip("caps");
+    sb->clone_flags = skip("ns") ? 0 : probe_namespaces() & ~(skip("pidns") ? CLONE_NEWPID : 0) & ~(skip("netns") ? CLONE_NEWNET : 0);
     if (!(sb->clone_flags & CLONE_NEWNET))
         snprintf(sb->net_note, sizeof sb->net_note, "no network namespace (needs root): seccomp refuses internet sockets");
-    build_landlock(sb, spec);
+    if (!skip("landlock")) build_landlock(sb, spec);
+    else snprintf(sb->fs_note, sizeof sb->fs_note, "left out (KBV_SANDBOX_SKIP)");
+    if (skip("seccomp")) return 0;
     if (build_seccomp(sb, !(sb->clone_flags & CLONE_NEWNET), err) < 0) {
         sandbox_free(sb);
         return -1;
