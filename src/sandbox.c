@@ -272,7 +272,7 @@ static struct rlimit lim(long long v) {
 
 /* KBV_SANDBOX_SKIP=layer,...: leave layers out, to find which one a machine cannot take
  * (diagnosis only; docs/security.md). */
-static int skip(const char *layer) {
+int sandbox_skips(const char *layer) {
     const char *s = getenv("KBV_SANDBOX_SKIP");
     size_t n = strlen(layer);
     for (const char *p = s; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] != '\0'))
@@ -285,20 +285,21 @@ int sandbox_prepare(kbv_sandbox *sb, const kbv_sandbox_spec *spec, kbv_err *err)
     sb->ruleset_fd = -1;
     sb->enable = spec->enable;
     if (!spec->enable) return 0;
-    sb->fsize = lim(skip("limits") ? 0 : spec->max_file_bytes);
-    sb->data = lim(skip("limits") || skip("data") ? 0 : spec->max_data_bytes);
-    sb->cpu = lim(skip("limits") ? 0 : spec->max_cpu_s);
+    sb->fsize = lim(sandbox_skips("limits") ? 0 : spec->max_file_bytes);
+    sb->data = lim(sandbox_skips("limits") || sandbox_skips("data") ? 0 : spec->max_data_bytes);
+    sb->cpu = lim(sandbox_skips("limits") ? 0 : spec->max_cpu_s);
     if (spec->max_procs > 0 && geteuid() != 0) { /* root is exempt from RLIMIT_NPROC */
         long now = user_tasks(geteuid());
         if (now >= 0) sb->nproc = lim(now + spec->max_procs), sb->set_nproc = 1;
     }
-    sb->drop_caps = spec->drop_caps && geteuid() == 0 && !skip("caps");
-    sb->clone_flags = skip("ns") ? 0 : probe_namespaces() & ~(skip("pidns") ? CLONE_NEWPID : 0) & ~(skip("netns") ? CLONE_NEWNET : 0);
+    sb->nnp = !sandbox_skips("nnp");
+    sb->drop_caps = spec->drop_caps && geteuid() == 0 && !sandbox_skips("caps");
+    sb->clone_flags = sandbox_skips("ns") ? 0 : probe_namespaces() & ~(sandbox_skips("pidns") ? CLONE_NEWPID : 0) & ~(sandbox_skips("netns") ? CLONE_NEWNET : 0);
     if (!(sb->clone_flags & CLONE_NEWNET))
         snprintf(sb->net_note, sizeof sb->net_note, "no network namespace (needs root): seccomp refuses internet sockets");
-    if (!skip("landlock")) build_landlock(sb, spec);
+    if (!sandbox_skips("landlock")) build_landlock(sb, spec);
     else snprintf(sb->fs_note, sizeof sb->fs_note, "left out (KBV_SANDBOX_SKIP)");
-    if (skip("seccomp")) return 0;
+    if (sandbox_skips("seccomp")) return 0;
     if (build_seccomp(sb, !(sb->clone_flags & CLONE_NEWNET), err) < 0) {
         sandbox_free(sb);
         return -1;
@@ -314,7 +315,7 @@ int sandbox_enter(const kbv_sandbox *sb) {
         setrlimit(RLIMIT_CPU, &sb->cpu) < 0)
         return errno;
     if (sb->set_nproc && setrlimit(RLIMIT_NPROC, &sb->nproc) < 0) return errno;
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) return errno;
+    if ((sb->nnp || sb->ruleset_fd >= 0 || sb->prog.filter) && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) return errno;
     if (sb->drop_caps) {
         for (int cap = 0; cap <= 63; cap++)
             if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL) return errno;

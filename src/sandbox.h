@@ -45,7 +45,7 @@ typedef struct kbv_sandbox {
     int landlock_abi;
     struct sock_fprog prog;              /* seccomp filter (filter NULL: none) */
     int seccomp_net;                     /* the filter refuses internet sockets */
-    int drop_caps;
+    int drop_caps, nnp;
     int clone_flags;                     /* namespaces proc_spawn should try */
     struct rlimit fsize, data, cpu, nproc;
     int set_nproc;
@@ -64,6 +64,10 @@ int sandbox_clone_flags(const kbv_sandbox *sb);
  * set of namespace flags the spawn actually obtained. */
 json_t *sandbox_describe(const kbv_sandbox *sb, int clone_got);
 void sandbox_free(kbv_sandbox *sb);
+
+/* Whether KBV_SANDBOX_SKIP names layer (diagnosis: landlock, seccomp, ns, pidns, netns, caps,
+ * limits, data, nnp, dumpable). */
+int sandbox_skips(const char *layer);
 
 /* Physical memory of the machine in bytes (0 if unknown). */
 long long sandbox_phys_bytes(void);

@@ -946,10 +946,11 @@ int main(int argc, char **argv) {
     const char *device = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) device = argv[++i];
-        else if (strcmp(argv[i], "--role") == 0 && i + 1 < argc) {
+        else if (strcmp(argv[i], "--role") == 0 && i + 1 < argc) i++; /* shown in ps; no effect */
+        else if (strcmp(argv[i], "--private") == 0) {
             /* The reference's memory holds the outputs: not readable through /proc or ptrace
              * by a same-user process (docs/security.md). */
-            if (strcmp(argv[++i], "reference") == 0) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+            prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         }
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return usage(stdout), 0;
         else return usage(stderr), 2;
