@@ -131,7 +131,7 @@ static void cache_dir(const eval_ctx *c, const char *role, char *out, size_t n) 
  * database or other evaluations' scratch folders, and no capabilities. */
 static int worker_sandbox(eval_ctx *c, const char *role, const char *home, const char *cache, kbv_sandbox *sb,
                           kbv_err *err) {
-    kbv_sandbox_spec sp = {.enable = c->o->sandbox};
+    kbv_sandbox_spec sp = {.enable = c->o->sandbox, .gpu = strcmp(c->r->device, "cuda") == 0};
     char ref[PATH_MAX + 8], std[PATH_MAX + 8], dbx[3][PATH_MAX + 16], base[PATH_MAX];
     int cand = strcmp(role, "reference") != 0;
     sp.writable[sp.nwritable++] = cand ? home : c->scratch; /* the reference also writes the shared inputs (weights) */

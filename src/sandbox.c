@@ -294,10 +294,17 @@ int sandbox_prepare(kbv_sandbox *sb, const kbv_sandbox_spec *spec, kbv_err *err)
     }
     sb->nnp = !sandbox_skips("nnp");
     sb->drop_caps = spec->drop_caps && geteuid() == 0 && !sandbox_skips("caps");
-    sb->clone_flags = sandbox_skips("ns") ? 0 : probe_namespaces() & ~(sandbox_skips("pidns") ? CLONE_NEWPID : 0) & ~(sandbox_skips("netns") ? CLONE_NEWNET : 0);
+    /* On the H200 (CUDA 13, driver 580) cudaSetDevice fails with cudaErrorOperatingSystem
+     * under Landlock and, separately, in the new namespaces; without both it works (GPU runs
+     * of 2026-12-01, docs/security.md). Until the cause is found a GPU worker gets neither,
+     * unless KBV_SANDBOX_GPU_FULL=1 (for that search). */
+    int gpu_limited = spec->gpu && !getenv("KBV_SANDBOX_GPU_FULL");
+    sb->clone_flags = sandbox_skips("ns") || gpu_limited ? 0 : probe_namespaces() & ~(sandbox_skips("pidns") ? CLONE_NEWPID : 0) & ~(sandbox_skips("netns") ? CLONE_NEWNET : 0);
     if (!(sb->clone_flags & CLONE_NEWNET))
         snprintf(sb->net_note, sizeof sb->net_note, "no network namespace (needs root): seccomp refuses internet sockets");
-    if (!sandbox_skips("landlock")) build_landlock(sb, spec);
+    if (gpu_limited)
+        snprintf(sb->fs_note, sizeof sb->fs_note, "not with CUDA yet (it fails to initialise under Landlock; docs/security.md)");
+    else if (!sandbox_skips("landlock")) build_landlock(sb, spec);
     else snprintf(sb->fs_note, sizeof sb->fs_note, "left out (KBV_SANDBOX_SKIP)");
     if (sandbox_skips("seccomp")) return 0;
     if (build_seccomp(sb, !(sb->clone_flags & CLONE_NEWNET), err) < 0) {

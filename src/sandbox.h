@@ -33,6 +33,7 @@ typedef struct kbv_sandbox_spec {
     const char *scratch_base;            /* entries named kbv-* here (other evaluations' scratch) are secret too */
     const char *own_scratch;             /* ... except this one */
     int drop_caps;                       /* when root: no capabilities after exec */
+    int gpu;                             /* the worker will use CUDA: no Landlock, no namespaces (below) */
     long long max_file_bytes;            /* RLIMIT_FSIZE; 0: unlimited */
     long long max_data_bytes;            /* RLIMIT_DATA (host memory); 0: unlimited */
     long long max_cpu_s;                 /* RLIMIT_CPU; 0: unlimited */
