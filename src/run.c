@@ -109,14 +109,12 @@ static int to_int(const char *s, int *out) {
     return 0;
 }
 
-int manifest_load(const char *path, run_item **items, int *n, kbv_err *err) {
+int manifest_parse(const char *data, size_t len, const char *path, const char *dir, run_item **items, int *n, kbv_err *err) {
     *items = NULL, *n = 0;
-    char *text = NULL;
-    size_t len = 0;
-    if (kbv_read_file(path, &text, &len, err) < 0) return kbv_wraperr(err, "manifest %s", path);
-    char copy[PATH_MAX], dir[PATH_MAX];
-    snprintf(copy, sizeof copy, "%s", path);
-    snprintf(dir, sizeof dir, "%s", dirname(copy));
+    char *text = malloc(len + 1); /* split() and the line loop write into it */
+    if (!text) return kbv_seterr(err, "%s: out of memory", path);
+    if (len) memcpy(text, data, len);
+    text[len] = '\0';
     int cap = 0, rc = 0, lineno = 0;
     const char *ext = strrchr(path, '.');
     int jsonl = ext && (strcmp(ext, ".jsonl") == 0 || strcmp(ext, ".json") == 0 || strcmp(ext, ".ndjson") == 0);
@@ -181,6 +179,19 @@ int manifest_load(const char *path, run_item **items, int *n, kbv_err *err) {
     free(text);
     if (rc == 0 && *n == 0) rc = kbv_seterr(err, "%s: no evaluations in the manifest", path);
     if (rc < 0) free(*items), *items = NULL, *n = 0;
+    return rc;
+}
+
+int manifest_load(const char *path, run_item **items, int *n, kbv_err *err) {
+    *items = NULL, *n = 0;
+    char *text = NULL;
+    size_t len = 0;
+    if (kbv_read_file(path, &text, &len, err) < 0) return kbv_wraperr(err, "manifest %s", path);
+    char copy[PATH_MAX], dir[PATH_MAX];
+    snprintf(copy, sizeof copy, "%s", path);
+    snprintf(dir, sizeof dir, "%s", dirname(copy));
+    int rc = manifest_parse(text, len, path, dir, items, n, err);
+    free(text);
     return rc;
 }
 
