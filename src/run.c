@@ -170,8 +170,12 @@ int manifest_parse(const char *data, size_t len, const char *path, const char *d
             continue;
         }
         char *f[32];
+        if (!header && strchr(s, '\t')) sep = '\t';
+        /* Leading blanks are indentation, but in TSV a tab ends a field: a leading one means
+         * an empty first column, not one column fewer. */
+        if (sep == '\t')
+            for (s = line; *s == ' '; s++) {}
         if (!header) {
-            if (strchr(s, '\t')) sep = '\t';
             int nf = split(s, sep, f, 32);
             const char *names[5] = {"problem", "candidate", "model", "sample", "level"};
             for (int i = 0; i < nf; i++)

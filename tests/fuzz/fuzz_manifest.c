@@ -99,15 +99,23 @@ static int generate(cursor *c, int json, char sep, entry *e, kbv_buf *out) {
             free(line), json_decref(o);
         } else {
             char num[32];
-            put_field(out, x->problem, sep), kbv_buf_append(out, &sep, 1);
-            put_field(out, x->candidate, sep), kbv_buf_append(out, &sep, 1);
-            put_field(out, x->model, sep), kbv_buf_append(out, &sep, 1);
+            kbv_buf row;
+            kbv_buf_init(&row);
+            put_field(&row, x->problem, sep), kbv_buf_append(&row, &sep, 1);
+            put_field(&row, x->candidate, sep), kbv_buf_append(&row, &sep, 1);
+            put_field(&row, x->model, sep), kbv_buf_append(&row, &sep, 1);
             snprintf(num, sizeof num, "%lld", x->sample);
-            if (x->has_sample) kbv_buf_append(out, num, strlen(num));
-            kbv_buf_append(out, &sep, 1);
+            if (x->has_sample) kbv_buf_append(&row, num, strlen(num));
+            kbv_buf_append(&row, &sep, 1);
             snprintf(num, sizeof num, "%lld", x->level);
-            if (x->has_level) kbv_buf_append(out, num, strlen(num));
-            kbv_buf_append(out, "\n", 1);
+            if (x->has_level) kbv_buf_append(&row, num, strlen(num));
+            /* A row of blanks, or whose first other character is '#', is a blank line or a
+             * comment (as in the other formats): not an entry. */
+            const char *t = row.data;
+            while (*t == ' ' || *t == '\t') t++;
+            if (!*t || *t == '#') n--;
+            else kbv_buf_printf(out, "%s\n", row.data);
+            kbv_buf_free(&row);
         }
     }
     return n;

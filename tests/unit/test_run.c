@@ -89,6 +89,24 @@ int main(void) {
     CHECK(parse("r.csv", line, strlen(line), &it, &err) == -1);
     CHECK(strstr(err.msg, "r.csv:2: 'model' is longer than 127 bytes") != NULL);
 
+    /* Found by fuzz_manifest: in TSV a leading tab was skipped as indentation, so a row with
+     * an empty first column was read one column to the left (here: model "p.py", problem
+     * "c.py", candidate "1"). A tab is a separator; spaces are still indentation, and a line
+     * of blanks is still blank. */
+    CHECK(PARSE("r.tsv", "model\tproblem\tcandidate\tlevel\n\tp.py\tc.py\t1\n  gpt\tq.py\td.py\t\n\t\t\t\n", &it, &err) == 2);
+    CHECK_STR(it[0].model, "default");
+    CHECK_STR(it[0].problem, "m/p.py");
+    CHECK_STR(it[0].candidate, "m/c.py");
+    CHECK(it[0].level == 1);
+    CHECK_STR(it[1].model, "gpt");
+    CHECK(it[1].level == -1);
+    free(it);
+    CHECK(PARSE("r.csv", "model\tproblem\tcandidate\n\tp.py\tc.py\n", &it, &err) == 1); /* sniffed TSV too */
+    CHECK_STR(it[0].problem, "m/p.py");
+    free(it);
+    CHECK(PARSE("r.tsv", "problem\tcandidate\n\tc.py\n", &it, &err) == -1);
+    CHECK(strstr(err.msg, "r.tsv:2: needs 'problem' and 'candidate'") != NULL);
+
     /* manifest_load: the same parser, relative paths from the file's folder. */
     char dir[4096], path[4200];
     CHECK(kbv_mkscratch(NULL, dir, sizeof dir, &err) == 0);
