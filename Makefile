@@ -2,7 +2,7 @@
 #
 # Knobs: PYTHON=/path/to/python3 (the interpreter whose torch the worker embeds; default: the
 # first of python3, /usr/bin/python3 that imports torch), NVCC=/path/to/nvcc or KBV_NO_CUDA=1,
-# SANITIZE=1 (what `make check` sets).
+# SANITIZE=1 (what `make check` sets), FUZZ_CC=clang and FUZZ_SECONDS=600 (`make fuzz-run`).
 
 CC      ?= cc
 CSTD    := -std=c11 -D_GNU_SOURCE
@@ -73,7 +73,7 @@ else
   BINS := kbv kbv-worker
 endif
 
-.PHONY: all help test test-unit test-e2e test-faults test-gpu check clean config
+.PHONY: all help test test-unit test-e2e test-faults test-gpu check clean config fuzz fuzz-run fuzz-smoke
 all: config $(BINS)
 
 help:
@@ -82,6 +82,8 @@ help:
 	@echo "make test-faults  the fault-injection suite (CPU) and the kill-and-resume test"
 	@echo "make test-gpu   GPU end-to-end tests (skips with a message where no GPU is present)"
 	@echo "make check      the unit and end-to-end tests under ASan/UBSan with -Werror"
+	@echo "make fuzz       build the libFuzzer targets build/fuzz/fuzz_proto and fuzz_manifest (needs clang)"
+	@echo "make fuzz-run   run each fuzz target for FUZZ_SECONDS (default 600) on build/fuzz/corpus; fails on a crash"
 	@echo "make clean      remove build outputs"
 
 config:
@@ -137,7 +139,7 @@ test-faults: all
 	@KBV=$(abspath $(firstword $(BINS))) tests/faults/run.sh cpu
 	@KBV=$(abspath $(firstword $(BINS))) tests/faults/kill_resume.sh
 
-test: all test-unit test-e2e test-faults
+test: all test-unit test-e2e test-faults fuzz-smoke
 
 $(BUILD)/tests/gen_check: tests/gpu/gen_check.c $(BUILD)/w/src/gen.o $(BUILD)/w/src/gpu/gen_cu.o $(BUILD)/w/src/util.o $(BUILD)/w/src/tensor.o
 	@mkdir -p $(@D)
@@ -153,6 +155,58 @@ test-gpu: all $(if $(NVCC),$(BUILD)/tests/gen_check)
 
 check:
 	$(MAKE) SANITIZE=1 test
+
+# --- Fuzzing (docs/RELIABILITY.md): libFuzzer targets built with clang, not part of `make` ----
+# The control-message reader/parser (proto.c) and the manifest parser (manifest_parse in
+# run.c). The library is built again with coverage and ASan/UBSan into build/fuzz/; new
+# corpus entries go to build/fuzz/corpus/T, the committed seeds stay in tests/fuzz/corpus/T.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 600
+FUZZ_SMOKE_SECONDS ?= 10
+FUZZ_DIR     := build/fuzz
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS  := $(CSTD) -Wall -Wextra -Wshadow -Wno-unused-parameter -O1 -g -fno-omit-frame-pointer -ffp-contract=off \
+                -fsanitize=fuzzer-no-link $(FUZZ_SAN)
+FUZZ_TARGETS := proto manifest
+FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
+# Whether $(FUZZ_CC) can link a libFuzzer program (clang plus libclang-rt-14-dev on Debian 12).
+FUZZ_PROBE   = printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' | \
+               $(FUZZ_CC) -x c -fsanitize=fuzzer $(FUZZ_SAN) -o /dev/null - >/dev/null 2>&1
+
+$(FUZZ_DIR)/.probe:
+	@mkdir -p $(@D)
+	@if $(FUZZ_PROBE); then touch $@; else \
+	   echo "make fuzz: '$(FUZZ_CC)' cannot build a libFuzzer program -- install clang and libclang-rt-14-dev" \
+	        "(scripts/install-deps.sh) or pass FUZZ_CC=/path/to/clang" >&2; exit 1; fi
+
+$(FUZZ_DIR)/obj/%.o: %.c $(wildcard src/*.h) | $(FUZZ_DIR)/.probe
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Isrc -c $< -o $@
+
+$(FUZZ_DIR)/libkbv.a: $(CORE_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
+	rm -f $@ && ar rcs $@ $^
+
+$(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_%.o $(FUZZ_DIR)/libkbv.a
+	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(KBV_LIBS) $(LDLIBS)
+
+fuzz: $(FUZZ_BINS)
+.SECONDARY: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/obj/tests/fuzz/fuzz_%.o)
+
+# One process each (-jobs is not used), one after the other; a crash, leak, UBSan report or
+# a >10 s input stops the run, leaves the input in build/fuzz/artifacts/T/ and fails.
+fuzz-run: $(FUZZ_BINS)
+	@for t in $(FUZZ_TARGETS); do \
+	   mkdir -p $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/artifacts/$$t; \
+	   echo "fuzz-run: fuzz_$$t for $(FUZZ_SECONDS) s"; \
+	   $(FUZZ_DIR)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -max_len=8192 -print_final_stats=1 \
+	     -dict=tests/fuzz/$$t.dict -artifact_prefix=$(FUZZ_DIR)/artifacts/$$t/ \
+	     $(FUZZ_DIR)/corpus/$$t tests/fuzz/corpus/$$t || { echo "fuzz-run: fuzz_$$t FAILED (input in $(FUZZ_DIR)/artifacts/$$t/)"; exit 1; }; \
+	 done
+
+# Part of `make test` where clang can build libFuzzer programs; a message otherwise.
+fuzz-smoke:
+	@if $(FUZZ_PROBE); then $(MAKE) --no-print-directory fuzz-run FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS); \
+	 else echo "SKIP: the fuzz smoke needs clang with libFuzzer (Debian: clang libclang-rt-14-dev)"; fi
 
 clean:
 	rm -rf build build-san kbv kbv-worker

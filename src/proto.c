@@ -18,6 +18,12 @@ void proto_reader_free(proto_reader *r) {
 
 int proto_reader_feed(proto_reader *r, const char *data, size_t n) {
     if (r->overflow) return 0; /* the stream is already judged broken; drop input */
+    /* Drop the lines handed out once they are at least as long as what is left, so each
+     * byte is moved at most once on average. */
+    if (r->start && r->start >= r->len - r->start) {
+        memmove(r->buf, r->buf + r->start, r->len - r->start);
+        r->len -= r->start, r->start = 0;
+    }
     if (r->len + n + 1 > r->cap) {
         size_t cap = r->cap ? r->cap : 4096;
         while (cap < r->len + n + 1) cap *= 2;
@@ -25,38 +31,42 @@ int proto_reader_feed(proto_reader *r, const char *data, size_t n) {
         if (!p) return -1;
         r->buf = p, r->cap = cap;
     }
-    memcpy(r->buf + r->len, data, n);
+    if (n) memcpy(r->buf + r->len, data, n);
     r->len += n;
     /* A partial line that is already too long can never become a valid message. */
-    if (r->len > PROTO_MAX_LINE && !memchr(r->buf, '\n', PROTO_MAX_LINE + 1)) {
+    if (r->len - r->start > PROTO_MAX_LINE &&
+        !memchr(r->buf + r->start + r->scanned, '\n', PROTO_MAX_LINE + 1 - r->scanned)) {
         r->overflow = 1;
         free(r->buf);
-        r->buf = NULL, r->len = r->cap = 0;
+        r->buf = NULL, r->start = r->len = r->cap = r->scanned = 0;
     }
     return 0;
 }
 
 int proto_reader_next(proto_reader *r, char **line, size_t *len) {
     if (r->overflow) return -1;
-    char *nl = r->len ? memchr(r->buf, '\n', r->len) : NULL;
+    size_t pending = r->len - r->start;
+    char *head = pending ? r->buf + r->start : NULL;
+    char *nl = pending > r->scanned ? memchr(head + r->scanned, '\n', pending - r->scanned) : NULL;
     if (!nl) {
-        if (r->len > PROTO_MAX_LINE) {
+        r->scanned = pending;
+        if (pending > PROTO_MAX_LINE) {
             r->overflow = 1;
             return -1;
         }
         return 0;
     }
-    size_t n = (size_t)(nl - r->buf);
+    size_t n = (size_t)(nl - head);
     if (n > PROTO_MAX_LINE) {
         r->overflow = 1;
         return -1;
     }
     char *out = malloc(n + 1);
     if (!out) return -1;
-    memcpy(out, r->buf, n);
+    memcpy(out, head, n);
     out[n] = '\0';
-    memmove(r->buf, nl + 1, r->len - n - 1);
-    r->len -= n + 1;
+    r->start += n + 1, r->scanned = 0;
+    if (r->start == r->len) r->start = r->len = 0;
     *line = out;
     if (len) *len = n;
     return 1;

@@ -19,11 +19,14 @@
 #define PROTO_REPLY_FD 4 /* worker writes replies here */
 #define PROTO_MAX_LINE (1u << 20)
 
-/* Accumulates bytes from a stream and hands out complete lines. */
+/* Accumulates bytes from a stream and hands out complete lines. Linear in the stream's
+ * length however it is cut into reads and lines: handed-out lines are dropped from the
+ * front lazily, and a partial line is searched for '\n' only in its new bytes. */
 typedef struct proto_reader {
     char *buf;
-    size_t len, cap;
-    int overflow; /* set once a line longer than PROTO_MAX_LINE was seen */
+    size_t start, len, cap; /* bytes: buf[start, len) is not handed out yet */
+    size_t scanned;         /* bytes from start known to hold no '\n' */
+    int overflow;           /* set once a line longer than PROTO_MAX_LINE was seen */
 } proto_reader;
 
 void proto_reader_init(proto_reader *r);

@@ -56,6 +56,9 @@ static int add_item(run_item **items, int *n, int *cap, const char *dir, const c
                     const char *model, int sample, int level, int line, const char *path, kbv_err *err) {
     if (!problem || !*problem || !candidate || !*candidate)
         return kbv_seterr(err, "%s:%d: needs 'problem' and 'candidate'", path, line);
+    /* Cut short, two models could become one in the results. */
+    if (model && strlen(model) >= sizeof (*items)->model)
+        return kbv_seterr(err, "%s:%d: 'model' is longer than %zu bytes", path, line, sizeof (*items)->model - 1);
     if (*n == *cap) {
         int c = *cap ? *cap * 2 : 64;
         run_item *q = realloc(*items, (size_t)c * sizeof *q);
@@ -100,6 +103,7 @@ static int split(char *line, char sep, char **f, int maxf) {
     return n;
 }
 
+/* 'sample' and 'level': absent or empty is -1; otherwise 0..1e9, or -1 returned. */
 static int to_int(const char *s, int *out) {
     if (!s || !*s) return *out = -1, 0;
     char *end;
@@ -109,14 +113,26 @@ static int to_int(const char *s, int *out) {
     return 0;
 }
 
-int manifest_load(const char *path, run_item **items, int *n, kbv_err *err) {
+static int json_to_int(const json_t *v, int *out) {
+    if (!v) return *out = -1, 0;
+    if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 1000000000) return -1;
+    *out = (int)json_integer_value(v);
+    return 0;
+}
+
+int manifest_parse(const char *data, size_t len, const char *path, const char *dir, run_item **items, int *n, kbv_err *err) {
     *items = NULL, *n = 0;
-    char *text = NULL;
-    size_t len = 0;
-    if (kbv_read_file(path, &text, &len, err) < 0) return kbv_wraperr(err, "manifest %s", path);
-    char copy[PATH_MAX], dir[PATH_MAX];
-    snprintf(copy, sizeof copy, "%s", path);
-    snprintf(dir, sizeof dir, "%s", dirname(copy));
+    /* The lines are C strings: a NUL byte would silently end the manifest there. */
+    const char *nul = len ? memchr(data, '\0', len) : NULL;
+    if (nul) {
+        int at = 1;
+        for (const char *p = data; p < nul; p++) at += *p == '\n';
+        return kbv_seterr(err, "%s:%d: a NUL byte (not a text file?)", path, at);
+    }
+    char *text = malloc(len + 1); /* split() and the line loop write into it */
+    if (!text) return kbv_seterr(err, "%s: out of memory", path);
+    if (len) memcpy(text, data, len);
+    text[len] = '\0';
     int cap = 0, rc = 0, lineno = 0;
     const char *ext = strrchr(path, '.');
     int jsonl = ext && (strcmp(ext, ".jsonl") == 0 || strcmp(ext, ".json") == 0 || strcmp(ext, ".ndjson") == 0);
@@ -141,21 +157,25 @@ int manifest_load(const char *path, run_item **items, int *n, kbv_err *err) {
                 json_decref(o);
                 break;
             }
-            const json_t *sm = json_object_get(o, "sample"), *lv = json_object_get(o, "level");
-            if ((sm && !json_is_integer(sm)) || (lv && !json_is_integer(lv)) ||
+            int sample, level;
+            if (json_to_int(json_object_get(o, "sample"), &sample) < 0 || json_to_int(json_object_get(o, "level"), &level) < 0 ||
                 (json_object_get(o, "model") && !json_is_string(json_object_get(o, "model")))) {
-                rc = kbv_seterr(err, "%s:%d: 'sample' and 'level' must be integers, 'model' a string", path, lineno);
+                rc = kbv_seterr(err, "%s:%d: 'sample' and 'level' must be non-negative integers, 'model' a string", path, lineno);
             } else {
                 rc = add_item(items, n, &cap, dir, json_string_value(json_object_get(o, "problem")),
                               json_string_value(json_object_get(o, "candidate")), json_string_value(json_object_get(o, "model")),
-                              sm ? (int)json_integer_value(sm) : -1, lv ? (int)json_integer_value(lv) : -1, lineno, path, err);
+                              sample, level, lineno, path, err);
             }
             json_decref(o);
             continue;
         }
         char *f[32];
+        if (!header && strchr(s, '\t')) sep = '\t';
+        /* Leading blanks are indentation, but in TSV a tab ends a field: a leading one means
+         * an empty first column, not one column fewer. */
+        if (sep == '\t')
+            for (s = line; *s == ' '; s++) {}
         if (!header) {
-            if (strchr(s, '\t')) sep = '\t';
             int nf = split(s, sep, f, 32);
             const char *names[5] = {"problem", "candidate", "model", "sample", "level"};
             for (int i = 0; i < nf; i++)
@@ -181,6 +201,19 @@ int manifest_load(const char *path, run_item **items, int *n, kbv_err *err) {
     free(text);
     if (rc == 0 && *n == 0) rc = kbv_seterr(err, "%s: no evaluations in the manifest", path);
     if (rc < 0) free(*items), *items = NULL, *n = 0;
+    return rc;
+}
+
+int manifest_load(const char *path, run_item **items, int *n, kbv_err *err) {
+    *items = NULL, *n = 0;
+    char *text = NULL;
+    size_t len = 0;
+    if (kbv_read_file(path, &text, &len, err) < 0) return kbv_wraperr(err, "manifest %s", path);
+    char copy[PATH_MAX], dir[PATH_MAX];
+    snprintf(copy, sizeof copy, "%s", path);
+    snprintf(dir, sizeof dir, "%s", dirname(copy));
+    int rc = manifest_parse(text, len, path, dir, items, n, err);
+    free(text);
     return rc;
 }
 

@@ -22,6 +22,11 @@ typedef struct run_item {
 
 /* Read a manifest. Errors name the file and line. */
 int manifest_load(const char *path, run_item **items, int *n, kbv_err *err);
+/* The same from len bytes in memory (not modified, need not end in NUL): path names the
+ * manifest in messages and picks the format by its extension (.jsonl/.json/.ndjson JSON
+ * Lines, .tsv TSV, anything else CSV unless the first entry starts with '{'); relative
+ * paths resolve against dir. On success *items (caller frees) holds *n >= 1 entries. */
+int manifest_parse(const char *data, size_t len, const char *path, const char *dir, run_item **items, int *n, kbv_err *err);
 /* KernelBench run folders: RUNS/<model>/level_L_problem_P_sample_S_kernel.py (or the files
  * directly in RUNS, model = its name), each matched to KB/levelL/P_*.py. */
 int manifest_from_runs(const char *kb, const char *runs, run_item **items, int *n, kbv_err *err);
