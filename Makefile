@@ -128,11 +128,13 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_OBJ) tests/unit/check.h
 test-unit: $(UNIT_TESTS)
 	@fail=0; for t in $(UNIT_TESTS); do $(SAN_RT) $$t || fail=1; done; exit $$fail
 
-# Under sanitizers a candidate's deliberate segfault must stay a SIGSEGV (handle_segv=0).
+# Under sanitizers a candidate's deliberate segfault must stay a SIGSEGV (handle_segv=0), and a
+# problem's impossible allocation a failed one that torch reports (allocator_may_return_null=1).
 test-e2e: all
 	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/run.sh
 	@$(if $(filter 1,$(SANITIZE)),KBV_SANITIZED=1 ASAN_OPTIONS=handle_segv=0:detect_leaks=1:max_malloc_fill_size=1073741824,) KBV=$(abspath $(firstword $(BINS))) tests/zoo.sh cpu
 	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/run_db.sh
+	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1:allocator_may_return_null=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/bad_input.sh
 
 # The fault-injection suite and the kill-and-resume test (docs/RELIABILITY.md).
 test-faults: all

@@ -3,10 +3,14 @@
 
 #include "judge.h"
 
+#include <errno.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define SCHEMA_VERSION "1"
 
@@ -36,42 +40,174 @@ static const char kSchema[] =
     "CREATE INDEX IF NOT EXISTS flags_eval ON flags(evaluation_id);"
     "CREATE INDEX IF NOT EXISTS timings_eval ON timings(evaluation_id);";
 
-static int dberr(kbv_db *db, kbv_err *err, const char *what) {
-    return kbv_seterr(err, "database %s: %s: %s", db->path, what, db->h ? sqlite3_errmsg(db->h) : "not open");
+/* "<path>: <what>: <SQLite's message>", with what SQLite's result code means for the user
+ * in place of what for the codes a bad file gives (docs/RELIABILITY.md, "Bad input"). */
+static int dberr_code(const char *path, sqlite3 *h, int rc, const char *what, kbv_err *err) {
+    const char *msg = h ? sqlite3_errmsg(h) : sqlite3_errstr(rc);
+    int sys = h ? sqlite3_system_errno(h) : 0;
+    char extra[160] = "";
+    if (sys && ((rc & 0xff) == SQLITE_CANTOPEN || (rc & 0xff) == SQLITE_IOERR)) snprintf(extra, sizeof extra, " (%s)", strerror(sys));
+    switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        return kbv_seterr(err, "%s: locked by another process (still locked after %d s): %s", path, DB_BUSY_TIMEOUT_MS / 1000, msg);
+    case SQLITE_NOTADB: return kbv_seterr(err, "%s: not a SQLite database: %s", path, msg);
+    case SQLITE_CORRUPT: return kbv_seterr(err, "%s: the database is corrupt: %s", path, msg);
+    case SQLITE_READONLY: return kbv_seterr(err, "%s: read-only, and kbv needs to write to it: %s", path, msg);
+    case SQLITE_CANTOPEN: return kbv_seterr(err, "%s: cannot open it: %s%s", path, msg, extra);
+    case SQLITE_FULL: return kbv_seterr(err, "%s: %s: the disk is full: %s", path, what, msg);
+    default: return kbv_seterr(err, "%s: %s: %s%s", path, what, msg, extra);
+    }
 }
+
+static int dberr(kbv_db *db, kbv_err *err, const char *what) {
+    return dberr_code(db->path, db->h, db->h ? sqlite3_extended_errcode(db->h) : SQLITE_CANTOPEN, what, err);
+}
+
+int db_fail(kbv_db *db, const char *what, kbv_err *err) { return dberr(db, err, what); }
 
 static int exec(kbv_db *db, const char *sql, kbv_err *err) {
     char *msg = NULL;
     if (sqlite3_exec(db->h, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        kbv_seterr(err, "database %s: %s", db->path, msg ? msg : sqlite3_errmsg(db->h));
-        sqlite3_free(msg);
-        return -1;
+        sqlite3_free(msg); /* sqlite3_errmsg() holds the same text */
+        return dberr(db, err, "cannot update it");
     }
     return 0;
+}
+
+/* What the open file holds: 0 a kbv results database of this schema version, 1 nothing yet
+ * (a new or empty file), or -1 with err naming what it is instead. Reads only. */
+static int classify(kbv_db *db, kbv_err *err) {
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db->h, "SELECT COUNT(*) FROM sqlite_master", -1, &st, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_step(st);
+    long long objects = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW) return dberr(db, err, "cannot read it");
+    if (objects == 0) return 1;
+    rc = sqlite3_prepare_v2(db->h, "SELECT value FROM meta WHERE key = 'schema'", -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+        int code = sqlite3_extended_errcode(db->h) & 0xff;
+        if (code == SQLITE_ERROR) /* no table meta */
+            return kbv_seterr(err, "%s: not a kbv results database (a SQLite database without kbv's tables)", db->path);
+        return dberr(db, err, "cannot read it");
+    }
+    rc = sqlite3_step(st);
+    char version[32] = "";
+    if (rc == SQLITE_ROW) snprintf(version, sizeof version, "%s", (const char *)sqlite3_column_text(st, 0) ?: "");
+    sqlite3_finalize(st);
+    if (rc == SQLITE_DONE) return kbv_seterr(err, "%s: not a kbv results database (no schema version in its meta table)", db->path);
+    if (rc != SQLITE_ROW) return dberr(db, err, "cannot read it");
+    if (strcmp(version, SCHEMA_VERSION) != 0)
+        return kbv_seterr(err, "%s: a results database of schema version %s; this kbv (%s) reads version %s only", db->path,
+                          version, KBV_VERSION, SCHEMA_VERSION);
+    return 0;
+}
+
+/* A folder given as a database: SQLite would only say "unable to open database file". */
+static int not_a_folder(const char *path, kbv_err *err) {
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) return kbv_seterr(err, "%s: is a folder, not a database", path);
+    return 0;
+}
+
+/* Whether kbv may make files in path's folder (SQLite's -wal and -shm go there): 0, or -1
+ * with errno set. */
+static int folder_writable(const char *path) {
+    char copy[sizeof ((kbv_db *)0)->path];
+    snprintf(copy, sizeof copy, "%s", path);
+    return access(dirname(copy), W_OK);
+}
+
+/* path as a SQLite URI: file:PATH (file:///PATH when absolute), with the characters a URI
+ * gives meaning to escaped, and query appended ("" for none). */
+static void db_uri(const char *path, const char *query, char *out, size_t n) {
+    size_t o = (size_t)snprintf(out, n, "%s", path[0] == '/' ? "file://" : "file:");
+    for (const char *p = path; *p && o + 4 < n; p++) {
+        if (*p == '%' || *p == '?' || *p == '#') o += (size_t)snprintf(out + o, n - o, "%%%02X", (unsigned char)*p);
+        else out[o++] = *p;
+    }
+    out[o < n ? o : n - 1] = '\0';
+    if (*query && o + strlen(query) + 2 < n) snprintf(out + o, n - o, "?%s", query);
+}
+
+/* How to read an existing database without leaving anything behind: read-write where kbv
+ * may write the file and its folder (nothing is written, and the last connection to close
+ * removes the WAL files); else read-only, and immutable when no WAL file exists (nothing is
+ * in one to read, and SQLite would leave a -shm file beside it, or fail to make one in a
+ * read-only folder). Fills uri and returns the sqlite3_open_v2() flags. */
+static int read_target(const char *path, char *uri, size_t n) {
+    char wal[sizeof ((kbv_db *)0)->path + 8];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    if (access(path, W_OK) == 0 && folder_writable(path) == 0) return db_uri(path, "", uri, n), SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI;
+    db_uri(path, access(wal, F_OK) == 0 ? "mode=ro" : "immutable=1", uri, n);
+    return SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
 }
 
 int db_open(kbv_db *db, const char *path, kbv_err *err) {
     memset(db, 0, sizeof *db);
     snprintf(db->path, sizeof db->path, "%s", path);
-    if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
-        dberr(db, err, "cannot open");
+    if (not_a_folder(path, err) < 0) return -1;
+    /* What SQLite would only say at the first write, or as "unable to open database file". */
+    if (access(path, F_OK) < 0 && folder_writable(path) < 0) return kbv_seterr(err, "%s: cannot create it: %s", path, strerror(errno));
+    if (access(path, F_OK) == 0 && access(path, W_OK) < 0)
+        return kbv_seterr(err, "%s: read-only, and kbv needs to write to it: %s", path, strerror(errno));
+    if (access(path, F_OK) == 0 && folder_writable(path) < 0)
+        return kbv_seterr(err, "%s: its folder is read-only, and SQLite writes its journal there: %s", path, strerror(errno));
+    char uri[sizeof db->path * 3 + 32];
+    db_uri(path, "", uri, sizeof uri);
+    int rc = sqlite3_open_v2(uri, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI, NULL);
+    if (rc != SQLITE_OK) {
+        dberr_code(path, db->h, rc, "cannot open it", err);
         db_close(db);
         return -1;
     }
-    sqlite3_busy_timeout(db->h, 10000);
-    if (exec(db, "PRAGMA foreign_keys=ON; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", err) < 0 ||
-        exec(db, kSchema, err) < 0 ||
-        exec(db, "INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '" SCHEMA_VERSION "');", err) < 0) {
-        kbv_wraperr(err, "not a kbv results database, or locked or corrupt");
+    sqlite3_busy_timeout(db->h, DB_BUSY_TIMEOUT_MS);
+    if (sqlite3_db_readonly(db->h, "main") == 1) {
+        kbv_seterr(err, "%s: read-only, and kbv needs to write to it", path);
         db_close(db);
         return -1;
     }
-    sqlite3_stmt *st = NULL;
-    int ok = sqlite3_prepare_v2(db->h, "SELECT value FROM meta WHERE key='schema'", -1, &st, NULL) == SQLITE_OK &&
-             sqlite3_step(st) == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(st, 0), SCHEMA_VERSION) == 0;
-    sqlite3_finalize(st);
-    if (!ok) {
-        kbv_seterr(err, "database %s: schema version is not %s", path, SCHEMA_VERSION);
+    /* Look before writing: a file that is not kbv's is never changed. */
+    int fresh = classify(db, err);
+    if (fresh < 0 || exec(db, "PRAGMA foreign_keys=ON; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", err) < 0 ||
+        (fresh && (exec(db, "BEGIN IMMEDIATE;", err) < 0 || exec(db, kSchema, err) < 0 ||
+                   exec(db, "INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '" SCHEMA_VERSION "'); COMMIT;", err) < 0))) {
+        db_close(db); /* an open transaction is rolled back */
+        return -1;
+    }
+    return 0;
+}
+
+int db_open_read(kbv_db *db, const char *path, kbv_err *err) {
+    memset(db, 0, sizeof *db);
+    snprintf(db->path, sizeof db->path, "%s", path);
+    if (not_a_folder(path, err) < 0) return -1;
+    char uri[sizeof db->path * 3 + 32];
+    int flags = read_target(path, uri, sizeof uri);
+    int rc = sqlite3_open_v2(uri, &db->h, flags, NULL);
+    if (rc != SQLITE_OK) {
+        dberr_code(path, db->h, rc, "cannot open it", err);
+        db_close(db);
+        return -1;
+    }
+    sqlite3_busy_timeout(db->h, DB_BUSY_TIMEOUT_MS);
+    int kind = classify(db, err);
+    int code = sqlite3_extended_errcode(db->h) & 0xff;
+    if (kind < 0 && strstr(uri, "?mode=ro") && (code == SQLITE_CANTOPEN || code == SQLITE_READONLY)) {
+        /* A WAL file, but in a folder kbv may not write to: SQLite cannot make the -shm file
+         * it needs to read the WAL, so read the database file as it is. */
+        db_close(db);
+        db_uri(path, "immutable=1", uri, sizeof uri);
+        if (sqlite3_open_v2(uri, &db->h, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) != SQLITE_OK) {
+            dberr(db, err, "cannot open it");
+            db_close(db);
+            return -1;
+        }
+        kind = classify(db, err);
+    }
+    if (kind == 1) kbv_seterr(err, "%s: not a kbv results database (an empty file)", path);
+    if (kind != 0) {
         db_close(db);
         return -1;
     }
@@ -348,17 +484,24 @@ int db_store(kbv_db *db, long long run_id, const char *key, const char *model, i
 int db_merge(kbv_db *dst, const char *src, int *runs_added, int *evals_added, kbv_err *err) {
     *runs_added = *evals_added = 0;
     kbv_db s;
-    if (db_open(&s, src, err) < 0) return -1; /* checks it is a kbv database, schema included */
+    if (db_open_read(&s, src, err) < 0) return -1; /* a kbv database of this schema, and never written to */
     db_close(&s);
+    struct stat a, b;
+    if (stat(src, &a) == 0 && stat(dst->path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+        return kbv_seterr(err, "%s: is the output database itself", src);
     sqlite3_stmt *st = NULL;
+    char uri[sizeof dst->path * 3 + 32];
+    read_target(src, uri, sizeof uri); /* the open flags follow the URI's mode in an ATTACH */
     if (sqlite3_prepare_v2(dst->h, "ATTACH DATABASE ? AS src", -1, &st, NULL) != SQLITE_OK) return dberr(dst, err, "cannot attach");
-    sqlite3_bind_text(st, 1, src, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 1, uri, -1, SQLITE_TRANSIENT);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return dberr(dst, err, "cannot attach");
-    /* Everything in one transaction, with the id mappings in temporary tables. */
+    if (rc != SQLITE_DONE) return dberr_code(src, dst->h, sqlite3_extended_errcode(dst->h), "cannot attach it", err);
+    /* Everything in one transaction, with the id mappings in temporary tables. A deferred one:
+     * BEGIN IMMEDIATE would take the write lock of the attached source too, and fail while
+     * another process writes to it (reading it is all a merge needs). */
     const char *sql =
-        "BEGIN IMMEDIATE;"
+        "BEGIN;"
         "INSERT OR IGNORE INTO problems(sha256, name, path) SELECT sha256, name, path FROM src.problems;"
         "INSERT OR IGNORE INTO candidates(sha256, name, path) SELECT sha256, name, path FROM src.candidates;"
         "CREATE TEMP TABLE newruns AS SELECT * FROM src.runs WHERE uuid NOT IN (SELECT uuid FROM main.runs);"
@@ -384,7 +527,12 @@ int db_merge(kbv_db *dst, const char *src, int *runs_added, int *evals_added, kb
         "INSERT INTO main.memory SELECT m.new, x.peak_candidate, x.peak_reference, x.persistent_candidate,"
         "  x.persistent_reference, x.torch_peak_candidate, x.torch_peak_reference FROM src.memory x JOIN evalmap m ON m.old = x.evaluation_id;"
         "INSERT INTO main.flags SELECT m.new, x.flag, x.severity, x.message, x.evidence FROM src.flags x JOIN evalmap m ON m.old = x.evaluation_id;";
-    int ok = exec(dst, sql, err) == 0;
+    int ok = sqlite3_exec(dst->h, sql, NULL, NULL, NULL) == SQLITE_OK;
+    if (!ok) { /* the fault may be either file's: a lock is the output's, damage most likely the source's */
+        int code = sqlite3_extended_errcode(dst->h) & 0xff;
+        if (code == SQLITE_BUSY || code == SQLITE_LOCKED || code == SQLITE_READONLY || code == SQLITE_FULL) dberr(dst, err, "cannot update it");
+        else kbv_seterr(err, "%s: cannot copy it into %s: %s", src, dst->path, sqlite3_errmsg(dst->h));
+    }
     if (ok) {
         sqlite3_stmt *q = NULL;
         if (sqlite3_prepare_v2(dst->h, "SELECT (SELECT COUNT(*) FROM runmap), (SELECT COUNT(*) FROM evalmap)", -1, &q, NULL) == SQLITE_OK &&

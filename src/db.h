@@ -20,8 +20,20 @@ typedef struct kbv_db {
     char path[4096];
 } kbv_db;
 
+/* How long a statement waits for another process's lock before failing. */
+#define DB_BUSY_TIMEOUT_MS 5000
+
+/* Open (or create) a results database to write to. Errors name the file and say what it is
+ * instead: a folder, not SQLite, corrupt, another SQLite database (never changed), another
+ * schema version, read-only, or locked for longer than DB_BUSY_TIMEOUT_MS. */
 int db_open(kbv_db *db, const char *path, kbv_err *err);
+/* Open an existing results database to read it (report, merge's sources); nothing is written
+ * to it. The same checks, and an empty or new file is an error too. */
+int db_open_read(kbv_db *db, const char *path, kbv_err *err);
 void db_close(kbv_db *db);
+/* Fill err from the last failed call on db ("<path>: <what>: ...", or what its result code
+ * means: locked, corrupt, read-only, ...). Returns -1. */
+int db_fail(kbv_db *db, const char *what, kbv_err *err);
 
 /* The run to continue: the latest with these settings (JSON text) when resume is set; else a
  * new one. *seed is the run's (drawn by the caller for a new run). */

@@ -1712,9 +1712,12 @@ int eval_run(const eval_opts *o, kbv_result *r, kbv_err *err) {
     else if (kbv_random_u64(&r->seed) < 0) return kbv_seterr(err, "cannot draw a random seed");
     r->build_seed = kbv_derive_seed(r->seed, 0xB111D) & SEED_MASK;
     if (access(o->worker, X_OK) < 0) return kbv_seterr(err, "worker %s: %s (run make)", o->worker, strerror(errno));
+    kbv_err why = {{0}};
+    char hash[65];
     if (!r->problem.sha256[0]) {
         r->status = KBV_PROBLEM_ERROR;
-        result_add_error(r, "problem %s: cannot read it: %s", o->problem, strerror(errno));
+        kbv_sha256_file(o->problem, hash, &why); /* why it could not be read: "PATH: reason" */
+        result_add_error(r, "problem %s", why.msg);
         r->wall_s = kbv_now() - t0;
         return 0;
     }
@@ -1735,7 +1738,8 @@ int eval_run(const eval_opts *o, kbv_result *r, kbv_err *err) {
     if (o->candidate && !r->candidate.sha256[0]) {
         /* Nothing to run: still a verdict, and the problem is not at fault. */
         r->status = KBV_COMPILE_ERROR;
-        result_add_error(r, "candidate %s: cannot read it", o->candidate);
+        kbv_sha256_file(o->candidate, hash, &why);
+        result_add_error(r, "candidate %s", why.msg);
         goto out;
     }
     if (o->protocol & EVAL_VERIFIED) {

@@ -1,18 +1,26 @@
 /* main.c -- the kbv command line. The only file that calls exit().
  *
- * Exit status (docs/cli.md):
- *   0  the candidate is verified
+ * Exit status (docs/cli.md, "Exit status"):
+ *   0  the candidate is verified (eval); the command did what it was asked (the others)
  *   1  any other verdict (incorrect, overfit, hack, compile_error, runtime_error, timeout, crash)
- *   2  usage error
- *   3  the problem itself cannot be evaluated (its reference fails)
+ *   2  usage error: unknown command or option, bad value, a named file (manifest, database to
+ *      read, output path) that is missing, unreadable or malformed
+ *   3  the problem itself cannot be evaluated (its file or its reference fails)
  *   4  kbv could not run (no worker binary, no scratch space, no GPU for --device cuda)
+ *   5  a results database cannot be used: not kbv's, corrupt, another schema version,
+ *      read-only, or locked by another process for longer than the busy timeout
+ * Every error is one line on stderr, "kbv <command>: <file>: <what is wrong>" (say()).
  */
 #include <errno.h>
+#include <libgen.h>
 #include <limits.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "db.h"
@@ -23,7 +31,37 @@
 #include "result.h"
 #include "sandbox.h"
 
-enum { EXIT_VERIFIED = 0, EXIT_VERDICT = 1, EXIT_USAGE = 2, EXIT_PROBLEM = 3, EXIT_INTERNAL = 4 };
+enum { EXIT_VERIFIED = 0, EXIT_VERDICT = 1, EXIT_USAGE = 2, EXIT_PROBLEM = 3, EXIT_INTERNAL = 4, EXIT_DATABASE = 5 };
+
+/* One line on stderr: whatever a message quotes (a path, a manifest's bytes, SQLite's or
+ * Python's text) has its control characters shown as '?', so it stays one line. */
+static void say(const char *fmt, ...) KBV_PRINTF(1, 2);
+static void say(const char *fmt, ...) {
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    size_t n = strlen(line);
+    while (n && line[n - 1] == '\n') line[--n] = '\0';
+    for (char *p = line; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
+    fprintf(stderr, "%s\n", line);
+}
+
+/* Whether kbv may write path (an output file: existing, or to be made in an existing
+ * folder): 0, or -1 with errno set. */
+static int writable(const char *path) {
+    struct stat sb;
+    if (stat(path, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode)) return errno = EISDIR, -1;
+        return access(path, W_OK);
+    }
+    if (errno != ENOENT) return -1;
+    char copy[PATH_MAX];
+    snprintf(copy, sizeof copy, "%s", path);
+    return access(dirname(copy), W_OK);
+}
 
 
 static const char *kDefaultProblem = "examples/problems/matmul_fp32.py";
@@ -44,8 +82,9 @@ static void usage_main(FILE *f) {
                "  merge     combine results databases\n"
                "  version   print kbv's version\n"
                "\n"
-               "`kbv <command> --help` describes a command. Exit status: 0 verified, 1 another verdict,\n"
-               "2 usage error, 3 the problem cannot be evaluated, 4 kbv could not run.\n");
+               "`kbv <command> --help` describes a command. Exit status: 0 verified (or done), 1 another\n"
+               "verdict, 2 usage error or a bad input file, 3 the problem cannot be evaluated, 4 kbv could\n"
+               "not run, 5 a results database that cannot be used (docs/cli.md).\n");
 }
 
 static void usage_eval(FILE *f) {
@@ -94,7 +133,7 @@ static int parse_num(const char *s, double lo, double hi, double *out) {
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || end == s || *end || v < lo || v > hi) return -1;
+    if (errno || end == s || *end || !isfinite(v) || !(v >= lo && v <= hi)) return -1;
     *out = v;
     return 0;
 }
@@ -104,7 +143,7 @@ static int parse_num(const char *s, double lo, double hi, double *out) {
 static int num_opt(const char *cmd, const char *opt, const char *val, double lo, double hi, int integer, const char *needs,
                    double *out) {
     if (parse_num(val, lo, hi, out) < 0 || (integer && *out != (int)*out)) {
-        fprintf(stderr, "kbv %s: %s needs %s, not '%s'\n", cmd, opt, needs, val);
+        say("kbv %s: %s needs %s, not '%s'\n", cmd, opt, needs, val);
         return -1;
     }
     return 0;
@@ -155,8 +194,10 @@ static void usage_run(FILE *f) {
                "  --max-memory, --no-sandbox,\n"
                "  --quiet\n"
                "\n"
-               "Exit status: 0 when every evaluation was stored (whatever the verdicts), 2 usage error or bad\n"
-               "manifest, 4 kbv could not run (database locked or corrupt, no worker). See docs/results.md.\n");
+               "Exit status: 0 when every evaluation was stored (whatever the verdicts; a broken problem is\n"
+               "stored as problem_error and the run goes on), 2 usage error or bad manifest, 4 kbv could not\n"
+               "run (no worker), 5 the database cannot be used (not kbv's, corrupt, another schema version,\n"
+               "read-only, locked). See docs/results.md.\n");
 }
 
 /* mode: 0 eval, 1 check, 2 run */
@@ -181,7 +222,7 @@ static int cmd_eval(int argc, char **argv, int mode) {
 #define NEED_VALUE()                                                                   \
     do {                                                                               \
         if (!val) {                                                                    \
-            fprintf(stderr, "kbv %s: %s needs a value (see kbv eval --help)\n", name, a);  \
+            say("kbv %s: %s needs a value (see kbv %s --help)\n", name, a, name);     \
             return EXIT_USAGE;                                                         \
         }                                                                              \
         i++;                                                                           \
@@ -214,17 +255,21 @@ static int cmd_eval(int argc, char **argv, int mode) {
             if (strcmp(val, "all") == 0) {
                 ngpus = run_all_gpus(gpus, 64);
                 if (ngpus == 0) {
-                    fprintf(stderr, "kbv run: --gpus all: no NVIDIA GPU found (/proc/driver/nvidia/gpus)\n");
+                    say("kbv run: --gpus all: no NVIDIA GPU found (/proc/driver/nvidia/gpus)\n");
                     return EXIT_INTERNAL;
                 }
             } else {
                 snprintf(gpulist, sizeof gpulist, "%s", val);
                 ngpus = 0;
+                if (!val[0] || !strchr("0123456789", val[0]) || strstr(val, ",,") || val[strlen(val) - 1] == ',') {
+                    say("kbv run: --gpus needs 'all' or a list like 0,1,2, not '%s'\n", val);
+                    return EXIT_USAGE;
+                }
                 for (char *save = NULL, *t = strtok_r(gpulist, ",", &save); t && ngpus < 64; t = strtok_r(NULL, ",", &save)) {
                     char *end;
                     long g = strtol(t, &end, 10);
                     if (*end || g < 0 || g > 1024) {
-                        fprintf(stderr, "kbv run: --gpus needs 'all' or a list like 0,1,2, not '%s'\n", val);
+                        say("kbv run: --gpus needs 'all' or a list like 0,1,2, not '%s'\n", val);
                         return EXIT_USAGE;
                     }
                     gpus[ngpus++] = t;
@@ -237,7 +282,7 @@ static int cmd_eval(int argc, char **argv, int mode) {
         } else if (mode == 2 && strcmp(a, "--child") == 0) { /* internal: one entry, started by a parent kbv run */
             NEED_VALUE();
             if (sscanf(val, "%d:%lld", &child_entry, &child_run) != 2 || child_entry < 0) {
-                fprintf(stderr, "kbv run: bad --child '%s'\n", val);
+                say("kbv run: bad --child '%s'\n", val);
                 return EXIT_USAGE;
             }
         } else if (mode == 2 && strcmp(a, "--resume") == 0) {
@@ -247,14 +292,14 @@ static int cmd_eval(int argc, char **argv, int mode) {
             char *end;
             long si = strtol(val, &end, 10), sn = *end == '/' ? strtol(end + 1, &end, 10) : 0;
             if (*end || sn < 1 || si < 0 || si >= sn || sn > 100000) {
-                fprintf(stderr, "kbv run: --shard needs I/N with 0 <= I < N, not '%s'\n", val);
+                say("kbv run: --shard needs I/N with 0 <= I < N, not '%s'\n", val);
                 return EXIT_USAGE;
             }
             shard_i = (int)si, shard_n = (int)sn;
         } else if (strcmp(a, "--device") == 0) {
             NEED_VALUE();
             if (strcmp(val, "cuda") && strcmp(val, "cpu") && strcmp(val, "auto")) {
-                fprintf(stderr, "kbv %s: --device must be cuda, cpu or auto, not '%s'\n", name, val);
+                say("kbv %s: --device must be cuda, cpu or auto, not '%s'\n", name, val);
                 return EXIT_USAGE;
             }
             o.device = val;
@@ -264,7 +309,7 @@ static int cmd_eval(int argc, char **argv, int mode) {
             errno = 0;
             unsigned long long s = strtoull(val, &end, 0);
             if (errno || end == val || *end || val[0] == '-') {
-                fprintf(stderr, "kbv %s: --seed needs a non-negative integer, not '%s'\n", name, val);
+                say("kbv %s: --seed needs a non-negative integer, not '%s'\n", name, val);
                 return EXIT_USAGE;
             }
             o.have_seed = 1, o.seed = s;
@@ -287,7 +332,7 @@ static int cmd_eval(int argc, char **argv, int mode) {
             else if (strcmp(val, "standard") == 0) o.protocol = EVAL_STANDARD;
             else if (strcmp(val, "both") == 0) o.protocol = EVAL_BOTH;
             else {
-                fprintf(stderr, "kbv %s: --protocol must be verified, standard or both, not '%s'\n", name, val);
+                say("kbv %s: --protocol must be verified, standard or both, not '%s'\n", name, val);
                 return EXIT_USAGE;
             }
         } else if (strcmp(a, "--standard-tol") == 0) {
@@ -304,7 +349,7 @@ static int cmd_eval(int argc, char **argv, int mode) {
             else if (strcmp(val, "always") == 0) o.prime = 1;
             else if (strcmp(val, "never") == 0) o.prime = 0;
             else {
-                fprintf(stderr, "kbv %s: --prime must be auto, always or never, not '%s'\n", name, val);
+                say("kbv %s: --prime must be auto, always or never, not '%s'\n", name, val);
                 return EXIT_USAGE;
             }
         } else if (strcmp(a, "--time-budget") == 0) {
@@ -318,12 +363,16 @@ static int cmd_eval(int argc, char **argv, int mode) {
         } else if (strcmp(a, "--library-only") == 0) {
             NEED_VALUE();
             if (strcmp(val, "hack") && strcmp(val, "suspect") && strcmp(val, "info")) {
-                fprintf(stderr, "kbv %s: --library-only must be hack, suspect or info, not '%s'\n", name, val);
+                say("kbv %s: --library-only must be hack, suspect or info, not '%s'\n", name, val);
                 return EXIT_USAGE;
             }
             o.library_only = val;
         } else if (strcmp(a, "--json") == 0) {
             NEED_VALUE();
+            if (strcmp(val, "-") != 0 && writable(val) < 0) {
+                say("kbv %s: %s: cannot write the JSON result there: %s", name, val, strerror(errno));
+                return EXIT_USAGE;
+            }
             json_path = val;
         } else if (strcmp(a, "--no-sandbox") == 0) {
             o.sandbox = 0;
@@ -342,12 +391,12 @@ static int cmd_eval(int argc, char **argv, int mode) {
         } else if (strcmp(a, "--quiet") == 0) {
             o.verbose = 0;
         } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "kbv %s: unknown option '%s' (see kbv eval --help)\n", name, a);
+            say("kbv %s: unknown option '%s' (see kbv %s --help)\n", name, a, name);
             return EXIT_USAGE;
         } else if (nfiles < 2) {
             files[nfiles++] = a;
         } else {
-            fprintf(stderr, "kbv %s: too many arguments: '%s' (expected PROBLEM.py CANDIDATE.py)\n", name, a);
+            say("kbv %s: too many arguments: '%s' (expected PROBLEM.py CANDIDATE.py)\n", name, a);
             return EXIT_USAGE;
         }
 #undef NEED_VALUE
@@ -358,54 +407,52 @@ static int cmd_eval(int argc, char **argv, int mode) {
             int cuda = strcmp(o.device, "cuda") == 0 || (strcmp(o.device, "auto") == 0 && access("/dev/nvidiactl", F_OK) == 0);
             snprintf(dflt, sizeof dflt, "problems/default-%s.jsonl", cuda ? "cuda" : "cpu");
             if (access(dflt, R_OK) < 0) {
-                fprintf(stderr, "kbv run: the built-in suite %s is not here: run kbv from the repository root, or give "
-                                "--manifest FILE\n", dflt);
+                say("kbv run: the built-in suite %s is not here: run kbv from the repository root, or give "
+                    "--manifest FILE\n", dflt);
                 return EXIT_USAGE;
             }
             manifest = dflt;
             if (!protocol_set) o.protocol = EVAL_BOTH;
-            if (o.verbose) fprintf(stderr, "kbv run: no source given; running the built-in suite %s\n", dflt);
+            if (o.verbose) say("kbv run: no source given; running the built-in suite %s\n", dflt);
         }
         if (nfiles || (!manifest == !(kb && runs)) || (!!kb != !!runs)) {
-            fprintf(stderr, "kbv run: give --manifest FILE, or --kernelbench DIR --runs DIR (and no other files)\n");
+            say("kbv run: give --manifest FILE, or --kernelbench DIR --runs DIR (and no other files)\n");
             return EXIT_USAGE;
         }
         char worker[PATH_MAX];
         if (find_worker(worker, sizeof worker) < 0) {
-            fprintf(stderr, "kbv: cannot locate kbv-worker (set KBV_WORKER)\n");
+            say("kbv run: cannot locate kbv-worker (set KBV_WORKER)\n");
             return EXIT_INTERNAL;
         }
         o.worker = worker;
         kbv_err err = {{0}};
         if (proc_init_reaper(&err) < 0) {
-            fprintf(stderr, "kbv: %s\n", err.msg);
+            say("kbv run: %s\n", err.msg);
             return EXIT_INTERNAL;
         }
         run_opts ro = {.manifest = manifest, .kernelbench = kb, .runs = runs, .db = db, .eval = o, .resume = resume, .shard_i = shard_i, .shard_n = shard_n,
                        .quiet = !o.verbose, .ngpus = child_entry >= 0 ? 0 : ngpus, .jobs = child_entry >= 0 ? 0 : jobs,
                        .argc = g_argc, .argv = g_argv, .child_entry = child_entry, .child_run = child_run};
         for (int k = 0; k < ngpus; k++) ro.gpus[k] = gpus[k];
-        if (run_main(&ro, &err) < 0) {
-            fprintf(stderr, "kbv run: %s\n", err.msg);
-            return strstr(err.msg, "manifest") || strstr(err.msg, ".jsonl:") || strstr(err.msg, ".csv:") || strstr(err.msg, ".tsv:") ||
-                           strstr(err.msg, "runs folder") || strstr(err.msg, "no problem") || strstr(err.msg, "no files named")
-                       ? EXIT_USAGE
-                       : EXIT_INTERNAL;
+        int rc = run_main(&ro, &err);
+        if (rc < 0) {
+            say("kbv run: %s\n", err.msg);
+            return rc == RUN_BAD_SOURCE ? EXIT_USAGE : rc == RUN_BAD_DB ? EXIT_DATABASE : EXIT_INTERNAL;
         }
         return 0;
     }
     if (check && nfiles != 1) {
-        fprintf(stderr, "kbv check: give one PROBLEM.py\n");
+        say("kbv check: give one PROBLEM.py\n");
         return EXIT_USAGE;
     }
     if (!check && nfiles == 1) {
-        fprintf(stderr, "kbv %s: give both PROBLEM.py and CANDIDATE.py, or neither for the built-in example\n", name);
+        say("kbv %s: give both PROBLEM.py and CANDIDATE.py, or neither for the built-in example\n", name);
         return EXIT_USAGE;
     }
     int to_stdout = json_path && strcmp(json_path, "-") == 0;
     char worker[PATH_MAX];
     if (find_worker(worker, sizeof worker) < 0) {
-        fprintf(stderr, "kbv: cannot locate kbv-worker (set KBV_WORKER)\n");
+        say("kbv %s: cannot locate kbv-worker (set KBV_WORKER)\n", name);
         return EXIT_INTERNAL;
     }
     o.worker = worker;
@@ -416,23 +463,23 @@ static int cmd_eval(int argc, char **argv, int mode) {
         int cpu = strcmp(o.device, "cpu") == 0 || (strcmp(o.device, "auto") == 0 && access("/dev/nvidiactl", F_OK) != 0);
         o.candidate = cpu ? kDefaultCpu : kDefaultCuda;
         if (access(o.problem, R_OK) < 0) {
-            fprintf(stderr, "kbv eval: the built-in example %s is not here: run kbv from the repository root, "
-                            "or give PROBLEM.py CANDIDATE.py\n", o.problem);
+            say("kbv eval: the built-in example %s is not here: run kbv from the repository root, "
+                "or give PROBLEM.py CANDIDATE.py\n", o.problem);
             return EXIT_USAGE;
         }
-        if (o.verbose) fprintf(stderr, "kbv: no files given; evaluating the built-in example %s\n", o.candidate);
+        if (o.verbose) say("kbv eval: no files given; evaluating the built-in example %s\n", o.candidate);
     } else {
         o.problem = files[0], o.candidate = files[1];
     }
     kbv_err err = {{0}};
     if (proc_init_reaper(&err) < 0) {
-        fprintf(stderr, "kbv: %s\n", err.msg);
+        say("kbv %s: %s\n", name, err.msg);
         return EXIT_INTERNAL;
     }
     kbv_result r;
     result_init(&r);
     if (eval_run(&o, &r, &err) < 0) {
-        fprintf(stderr, "kbv: %s\n", err.msg);
+        say("kbv %s: %s\n", name, err.msg);
         result_free(&r);
         return EXIT_INTERNAL;
     }
@@ -451,7 +498,7 @@ static int cmd_eval(int argc, char **argv, int mode) {
         }
         json_decref(j);
         if (bad) {
-            fprintf(stderr, "kbv: cannot write JSON to %s\n", json_path);
+            say("kbv %s: %s: cannot write the JSON result: %s\n", name, json_path, strerror(errno));
             code = EXIT_INTERNAL;
         }
     }
@@ -473,40 +520,50 @@ static int cmd_inspect(int argc, char **argv) {
             return 0;
         } else if (strcmp(argv[i], "--json") == 0) {
             if (i + 1 >= argc) {
-                fprintf(stderr, "kbv inspect: --json needs a value\n");
+                say("kbv inspect: --json needs a value\n");
                 return EXIT_USAGE;
             }
             json_path = argv[++i];
+            if (strcmp(json_path, "-") != 0 && writable(json_path) < 0) {
+                say("kbv inspect: %s: cannot write the JSON result there: %s", json_path, strerror(errno));
+                return EXIT_USAGE;
+            }
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "kbv inspect: unknown option '%s' (see kbv inspect --help)\n", argv[i]);
+            say("kbv inspect: unknown option '%s' (see kbv inspect --help)\n", argv[i]);
             return EXIT_USAGE;
         } else if (!file) {
             file = argv[i];
         } else {
-            fprintf(stderr, "kbv inspect: give one CANDIDATE.py\n");
+            say("kbv inspect: give one CANDIDATE.py\n");
             return EXIT_USAGE;
         }
     }
     if (!file) {
-        fprintf(stderr, "kbv inspect: give one CANDIDATE.py\n");
+        say("kbv inspect: give one CANDIDATE.py\n");
         return EXIT_USAGE;
     }
-    if (access(file, R_OK) < 0) {
-        fprintf(stderr, "kbv inspect: %s: %s\n", file, strerror(errno));
+    struct stat sb;
+    if (access(file, R_OK) < 0 || stat(file, &sb) < 0) {
+        say("kbv inspect: %s: %s\n", file, strerror(errno));
+        return EXIT_USAGE;
+    }
+    if (!S_ISREG(sb.st_mode) || sb.st_size > KBV_SOURCE_MAX) { /* the worker would read /dev/zero without end */
+        say("kbv inspect: %s: %s\n", file, S_ISDIR(sb.st_mode) ? "is a folder, not a Python file" : !S_ISREG(sb.st_mode) ? "not a regular file"
+                                                                                               : "larger than 64 MiB: not a source file");
         return EXIT_USAGE;
     }
     eval_opts o;
     eval_opts_default(&o);
     char worker[PATH_MAX];
     if (find_worker(worker, sizeof worker) < 0) {
-        fprintf(stderr, "kbv: cannot locate kbv-worker (set KBV_WORKER)\n");
+        say("kbv inspect: cannot locate kbv-worker (set KBV_WORKER)\n");
         return EXIT_INTERNAL;
     }
     o.worker = worker;
     kbv_err err = {{0}};
     json_t *j = NULL;
     if (proc_init_reaper(&err) < 0 || eval_inspect(&o, file, &j, &err) < 0) {
-        fprintf(stderr, "kbv inspect: %s\n", err.msg);
+        say("kbv inspect: %s\n", err.msg);
         return EXIT_INTERNAL;
     }
     int to_stdout = json_path && strcmp(json_path, "-") == 0;
@@ -534,7 +591,7 @@ static int cmd_inspect(int argc, char **argv) {
         int bad = to_stdout ? json_dumpf(j, stdout, JSON_INDENT(2)) < 0 || fputc('\n', stdout) == EOF
                             : json_dump_file(j, json_path, JSON_INDENT(2)) < 0;
         if (bad) {
-            fprintf(stderr, "kbv: cannot write JSON to %s\n", json_path);
+            say("kbv inspect: %s: cannot write the JSON result: %s\n", json_path, strerror(errno));
             code = EXIT_INTERNAL;
         }
     }
@@ -555,36 +612,41 @@ static int cmd_report(int argc, char **argv) {
                    "raise peak memory; hacks by detector (json). The latest evaluation of each key counts.\n"
                    "html adds charts drawn by gnuplot (speedup distributions, verified vs standard; memory\n"
                    "ratio against speedup; hacks by detector).\n"
-                   "See docs/results.md.\n");
+                   "Exit status 0; 2 usage error, or a database that does not exist; 5 one that cannot be used\n"
+                   "(not kbv's, corrupt, another schema version, locked). See docs/results.md.\n");
             return 0;
         } else if ((strcmp(a, "--db") == 0 || strcmp(a, "--format") == 0 || strcmp(a, "-o") == 0) && !val) {
-            fprintf(stderr, "kbv report: %s needs a value\n", a);
+            say("kbv report: %s needs a value\n", a);
             return EXIT_USAGE;
         } else if (strcmp(a, "--db") == 0) db = argv[++i];
         else if (strcmp(a, "--format") == 0) format = argv[++i];
         else if (strcmp(a, "-o") == 0) out = argv[++i];
         else {
-            fprintf(stderr, "kbv report: unknown argument '%s' (see kbv report --help)\n", a);
+            say("kbv report: unknown %s '%s' (see kbv report --help)\n", a[0] == '-' ? "option" : "argument", a);
             return EXIT_USAGE;
         }
     }
     if (strcmp(format, "table") && strcmp(format, "md") && strcmp(format, "json") && strcmp(format, "csv") && strcmp(format, "html")) {
-        fprintf(stderr, "kbv report: --format must be table, md, json, csv or html, not '%s'\n", format);
+        say("kbv report: --format must be table, md, json, csv or html, not '%s'\n", format);
         return EXIT_USAGE;
     }
     if (access(db, R_OK) < 0) {
-        fprintf(stderr, "kbv report: %s: %s\n", db, strerror(errno));
+        say("kbv report: %s: %s\n", db, strerror(errno));
+        return EXIT_USAGE;
+    }
+    if (out && writable(out) < 0) {
+        say("kbv report: %s: cannot write the report there: %s\n", out, strerror(errno));
         return EXIT_USAGE;
     }
     kbv_err err = {{0}};
     json_t *rep = NULL;
     if (report_build(db, strcmp(format, "html") == 0, &rep, &err) < 0) {
-        fprintf(stderr, "kbv report: %s\n", err.msg);
-        return EXIT_INTERNAL;
+        say("kbv report: %s\n", err.msg);
+        return EXIT_DATABASE;
     }
     FILE *f = out ? fopen(out, "w") : stdout;
     if (!f) {
-        fprintf(stderr, "kbv report: %s: %s\n", out, strerror(errno));
+        say("kbv report: %s: %s\n", out, strerror(errno));
         json_decref(rep);
         return EXIT_USAGE;
     }
@@ -592,52 +654,76 @@ static int cmd_report(int argc, char **argv) {
     if (out && fclose(f) != 0) rc = kbv_seterr(&err, "cannot write %s", out);
     json_decref(rep);
     if (rc < 0) {
-        fprintf(stderr, "kbv report: %s\n", err.msg);
+        say("kbv report: %s\n", err.msg);
         return EXIT_INTERNAL;
     }
     return 0;
 }
 
 static int cmd_merge(int argc, char **argv) {
-    const char *out = NULL, *srcs[256];
+    enum { MAX_SOURCES = 256 };
+    const char *out = NULL, *srcs[MAX_SOURCES];
     int n = 0;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             printf("usage: kbv merge A.db B.db ... -o ALL.db\n\n"
                    "Copies every run and evaluation of the given databases into ALL.db (created if missing).\n"
-                   "A run already there (same run id) is not copied again, so merging twice adds nothing.\n");
+                   "A run already there (same run id) is not copied again, so merging twice adds nothing.\n"
+                   "The sources are read, never written. Exit status 0; 2 usage error or a missing source;\n"
+                   "5 a database that cannot be used (not kbv's, corrupt, another schema version, locked).\n");
             return 0;
         } else if (strcmp(argv[i], "-o") == 0) {
             if (i + 1 >= argc) {
-                fprintf(stderr, "kbv merge: -o needs a value\n");
+                say("kbv merge: -o needs a value\n");
                 return EXIT_USAGE;
             }
             out = argv[++i];
-        } else if (n < 256) srcs[n++] = argv[i];
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            say("kbv merge: unknown option '%s' (see kbv merge --help)\n", argv[i]);
+            return EXIT_USAGE;
+        } else if (n == MAX_SOURCES) {
+            say("kbv merge: at most %d databases at a time (merge the rest into the result next)\n", MAX_SOURCES);
+            return EXIT_USAGE;
+        } else srcs[n++] = argv[i];
     }
     if (!out || n == 0) {
-        fprintf(stderr, "kbv merge: give the databases to merge and -o OUT.db\n");
+        say("kbv merge: give the databases to merge and -o OUT.db\n");
         return EXIT_USAGE;
     }
-    kbv_db dst;
+    /* Every source first, so that a bad one leaves no output behind. */
     kbv_err err = {{0}};
+    for (int i = 0; i < n; i++) {
+        kbv_db s;
+        if (access(srcs[i], R_OK) < 0) {
+            say("kbv merge: %s: %s\n", srcs[i], strerror(errno));
+            return EXIT_USAGE;
+        }
+        if (db_open_read(&s, srcs[i], &err) < 0) {
+            say("kbv merge: %s\n", err.msg);
+            return EXIT_DATABASE;
+        }
+        db_close(&s);
+    }
+    int existed = access(out, F_OK) == 0;
+    kbv_db dst;
     if (db_open(&dst, out, &err) < 0) {
-        fprintf(stderr, "kbv merge: %s\n", err.msg);
-        return EXIT_INTERNAL;
+        say("kbv merge: %s\n", err.msg);
+        return EXIT_DATABASE;
     }
     for (int i = 0; i < n; i++) {
         int runs, evals;
-        if (access(srcs[i], R_OK) < 0) {
-            fprintf(stderr, "kbv merge: %s: %s\n", srcs[i], strerror(errno));
-            db_close(&dst);
-            return EXIT_USAGE;
-        }
         if (db_merge(&dst, srcs[i], &runs, &evals, &err) < 0) {
-            fprintf(stderr, "kbv merge: %s: %s\n", srcs[i], err.msg);
+            say("kbv merge: %s\n", err.msg);
             db_close(&dst);
-            return EXIT_INTERNAL;
+            if (!existed && i == 0) { /* nothing merged: leave nothing behind */
+                char side[PATH_MAX + 8];
+                unlink(out);
+                snprintf(side, sizeof side, "%s-wal", out), unlink(side);
+                snprintf(side, sizeof side, "%s-shm", out), unlink(side);
+            }
+            return EXIT_DATABASE;
         }
-        fprintf(stderr, "kbv merge: %s: %d run(s), %d evaluation(s) added\n", srcs[i], runs, evals);
+        say("kbv merge: %s: %d run(s), %d evaluation(s) added\n", srcs[i], runs, evals);
     }
     db_close(&dst);
     return 0;
@@ -658,6 +744,10 @@ int main(int argc, char **argv) {
         exit(0);
     }
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+        if (argc > 2) {
+            say("kbv version: unknown argument '%s'\n", argv[2]);
+            exit(EXIT_USAGE);
+        }
         printf("kbv %s\n", KBV_VERSION);
         exit(0);
     }
@@ -667,6 +757,6 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "run") == 0) exit(cmd_eval(argc - 2, argv + 2, 2));
     if (strcmp(cmd, "report") == 0) exit(cmd_report(argc - 2, argv + 2));
     if (strcmp(cmd, "merge") == 0) exit(cmd_merge(argc - 2, argv + 2));
-    fprintf(stderr, "kbv: unknown command '%s' (see kbv --help)\n", cmd);
+    say("kbv: unknown command '%s' (see kbv --help)\n", cmd);
     exit(EXIT_USAGE);
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db.h"
 #include "stats.h"
 #include "util.h"
 
@@ -98,13 +99,9 @@ json_t *report_metrics(const report_row *rows, int n, uint64_t seed) {
 
 int report_build(const char *db_path, int with_rows, json_t **out, kbv_err *err) {
     *out = NULL;
-    sqlite3 *h = NULL;
-    if (sqlite3_open_v2(db_path, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        kbv_seterr(err, "database %s: %s", db_path, h ? sqlite3_errmsg(h) : "cannot open");
-        sqlite3_close(h);
-        return -1;
-    }
-    sqlite3_busy_timeout(h, 10000);
+    kbv_db db;
+    if (db_open_read(&db, db_path, err) < 0) return -1; /* a kbv database of this schema version */
+    sqlite3 *h = db.h;
     /* The latest evaluation of every key: a re-run replaces, shards merged add up. */
     long long stored = 0;
     sqlite3_stmt *cnt = NULL;
@@ -115,8 +112,8 @@ int report_build(const char *db_path, int with_rows, json_t **out, kbv_err *err)
                       " WHERE id IN (SELECT MAX(id) FROM evaluations GROUP BY key) ORDER BY key";
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK) {
-        kbv_seterr(err, "database %s: %s (not a kbv results database?)", db_path, sqlite3_errmsg(h));
-        sqlite3_close(h);
+        db_fail(&db, "cannot read its evaluations", err);
+        db_close(&db);
         return -1;
     }
     report_row *rows = NULL;
@@ -141,11 +138,12 @@ int report_build(const char *db_path, int with_rows, json_t **out, kbv_err *err)
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
-        kbv_seterr(err, "database %s: %s", db_path, rc == SQLITE_ROW ? "out of memory" : sqlite3_errmsg(h));
-        sqlite3_close(h), free(rows);
+        if (rc == SQLITE_ROW) kbv_seterr(err, "%s: out of memory reading its evaluations", db_path);
+        else db_fail(&db, "cannot read its evaluations", err);
+        db_close(&db), free(rows);
         return -1;
     }
-    sqlite3_close(h);
+    db_close(&db);
     json_t *rep = json_object(), *models = json_object(), *levels = json_object();
     json_object_set_new(rep, "overall", report_metrics(rows, n, 0x5eed));
     report_row *sub = malloc(sizeof *sub * (size_t)(n ? n : 1));

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -67,15 +69,20 @@ static int add_item(run_item **items, int *n, int *cap, const char *dir, const c
     }
     run_item *it = &(*items)[*n];
     memset(it, 0, sizeof *it);
-    if (resolve(dir, problem, it->problem, sizeof it->problem) < 0 || resolve(dir, candidate, it->candidate, sizeof it->candidate) < 0)
-        return kbv_seterr(err, "%s:%d: path too long", path, line);
+    if (resolve(dir, problem, it->problem, sizeof it->problem) < 0)
+        return kbv_seterr(err, "%s:%d: the 'problem' path is longer than %zu bytes", path, line, sizeof it->problem - 1);
+    if (resolve(dir, candidate, it->candidate, sizeof it->candidate) < 0)
+        return kbv_seterr(err, "%s:%d: the 'candidate' path is longer than %zu bytes", path, line, sizeof it->candidate - 1);
+    if (model && strlen(model) >= sizeof it->model)
+        return kbv_seterr(err, "%s:%d: 'model' is longer than %zu bytes", path, line, sizeof it->model - 1);
     snprintf(it->model, sizeof it->model, "%s", model && *model ? model : "default");
     it->sample = sample, it->level = level, it->line = line;
     ++*n;
     return 0;
 }
 
-/* One CSV/TSV record into fields (quotes with "" escapes); the line is modified. */
+/* One CSV/TSV record into fields (quotes with "" escapes); the line is modified. Returns the
+ * number of fields, or -1 for a quote that is not closed. */
 static int split(char *line, char sep, char **f, int maxf) {
     int n = 0;
     char *p = line;
@@ -83,13 +90,16 @@ static int split(char *line, char sep, char **f, int maxf) {
         char *start = p, *o = p;
         if (*p == '"') {
             p++;
+            int closed = 0;
             while (*p) {
                 if (*p == '"' && p[1] == '"') *o++ = '"', p += 2;
                 else if (*p == '"') {
                     p++;
+                    closed = 1;
                     break;
                 } else *o++ = *p++;
             }
+            if (!closed) return -1;
             while (*p && *p != sep) p++;
         } else {
             while (*p && *p != sep) *o++ = *p++;
@@ -113,8 +123,60 @@ static int to_int(const char *s, int *out) {
     return 0;
 }
 
-static int json_to_int(const json_t *v, int *out) {
-    if (!v) return *out = -1, 0;
+/* The whole manifest, NUL-terminated, or -1: a folder, more than RUN_MANIFEST_MAX bytes (say
+ * /dev/zero), or a NUL byte in it (not a text file). A pipe is fine: <(...) works. */
+static int read_manifest(const char *path, char **out, size_t *len, kbv_err *err) {
+    *out = NULL, *len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return kbv_seterr(err, "%s: cannot read the manifest: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        close(fd);
+        return kbv_seterr(err, "%s: is a folder, not a manifest", path);
+    }
+    kbv_buf b;
+    kbv_buf_init(&b);
+    char chunk[65536];
+    int rc = 0;
+    for (;;) {
+        ssize_t r = read(fd, chunk, sizeof chunk);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            rc = kbv_seterr(err, "%s: cannot read the manifest: %s", path, strerror(errno));
+            break;
+        }
+        if (r == 0) break;
+        if (b.len + (size_t)r > RUN_MANIFEST_MAX) {
+            rc = kbv_seterr(err, "%s: more than %d MiB: not a manifest", path, RUN_MANIFEST_MAX >> 20);
+            break;
+        }
+        if (kbv_buf_append(&b, chunk, (size_t)r) < 0) {
+            rc = kbv_seterr(err, "%s: out of memory reading the manifest", path);
+            break;
+        }
+        if (memchr(chunk, '\0', (size_t)r)) break; /* binary: said below, without reading the rest */
+    }
+    close(fd);
+    if (rc == 0 && !b.data && kbv_buf_append(&b, "", 0) < 0) rc = kbv_seterr(err, "%s: out of memory", path);
+    const char *nul = rc == 0 ? memchr(b.data, '\0', b.len) : NULL;
+    if (nul) {
+        int line = 1;
+        for (const char *p = b.data; p < nul; p++) line += *p == '\n';
+        rc = kbv_seterr(err, "%s:%d: a NUL byte: not a text file", path, line);
+    }
+    if (rc < 0) {
+        kbv_buf_free(&b);
+        return -1;
+    }
+    *out = b.data, *len = b.len;
+    return 0;
+}
+
+/* A JSON field that must be an integer in [0, 1e9] when present (-1 when absent). */
+static int json_count(const json_t *o, const char *key, int *out) {
+    const json_t *v = json_object_get(o, key);
+    *out = -1;
+    if (!v) return 0;
     if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 1000000000) return -1;
     *out = (int)json_integer_value(v);
     return 0;
@@ -139,7 +201,9 @@ int manifest_parse(const char *data, size_t len, const char *path, const char *d
     int col[5] = {-1, -1, -1, -1, -1}; /* problem, candidate, model, sample, level */
     char sep = ext && strcmp(ext, ".tsv") == 0 ? '\t' : ',';
     int header = 0;
-    for (char *line = text, *next; line && rc == 0; line = next) {
+    char *start = text;
+    if ((unsigned char)start[0] == 0xEF && (unsigned char)start[1] == 0xBB && (unsigned char)start[2] == 0xBF) start += 3; /* a UTF-8 BOM */
+    for (char *line = start, *next; line && rc == 0; line = next) {
         next = strchr(line, '\n');
         if (next) *next++ = '\0';
         lineno++;
@@ -158,14 +222,16 @@ int manifest_parse(const char *data, size_t len, const char *path, const char *d
                 break;
             }
             int sample, level;
-            if (json_to_int(json_object_get(o, "sample"), &sample) < 0 || json_to_int(json_object_get(o, "level"), &level) < 0 ||
-                (json_object_get(o, "model") && !json_is_string(json_object_get(o, "model")))) {
-                rc = kbv_seterr(err, "%s:%d: 'sample' and 'level' must be non-negative integers, 'model' a string", path, lineno);
-            } else {
+            const char *keys[3] = {"problem", "candidate", "model"};
+            for (int k = 0; k < 3 && rc == 0; k++)
+                if (json_object_get(o, keys[k]) && !json_is_string(json_object_get(o, keys[k])))
+                    rc = kbv_seterr(err, "%s:%d: '%s' must be a string", path, lineno, keys[k]);
+            if (rc == 0 && (json_count(o, "sample", &sample) < 0 || json_count(o, "level", &level) < 0))
+                rc = kbv_seterr(err, "%s:%d: 'sample' and 'level' must be integers from 0 to 1000000000", path, lineno);
+            if (rc == 0)
                 rc = add_item(items, n, &cap, dir, json_string_value(json_object_get(o, "problem")),
                               json_string_value(json_object_get(o, "candidate")), json_string_value(json_object_get(o, "model")),
                               sample, level, lineno, path, err);
-            }
             json_decref(o);
             continue;
         }
@@ -177,19 +243,28 @@ int manifest_parse(const char *data, size_t len, const char *path, const char *d
             for (s = line; *s == ' '; s++) {}
         if (!header) {
             int nf = split(s, sep, f, 32);
+            if (nf < 0) {
+                rc = kbv_seterr(err, "%s:%d: a quoted field is not closed (a CSV record is one line)", path, lineno);
+                break;
+            }
             const char *names[5] = {"problem", "candidate", "model", "sample", "level"};
             for (int i = 0; i < nf; i++)
                 for (int k = 0; k < 5; k++)
                     if (strcmp(f[i], names[k]) == 0) col[k] = i;
             if (col[0] < 0 || col[1] < 0) {
-                rc = kbv_seterr(err, "%s:%d: a CSV/TSV manifest starts with a header naming 'problem' and 'candidate' "
-                                     "(and optionally model, sample, level)", path, lineno);
+                int csv = ext && (strcmp(ext, ".csv") == 0 || strcmp(ext, ".tsv") == 0);
+                rc = kbv_seterr(err, "%s:%d: %s header naming 'problem' and 'candidate' (and optionally model, sample, level)",
+                                path, lineno, csv ? "a CSV/TSV manifest starts with a" : "neither a JSON object nor a CSV/TSV");
                 break;
             }
             header = 1;
             continue;
         }
         int nf = split(s, sep, f, 32), sample = -1, level = -1;
+        if (nf < 0) {
+            rc = kbv_seterr(err, "%s:%d: a quoted field is not closed (a CSV record is one line)", path, lineno);
+            break;
+        }
         const char *get[5];
         for (int k = 0; k < 5; k++) get[k] = col[k] >= 0 && col[k] < nf ? f[col[k]] : NULL;
         if (to_int(get[3], &sample) < 0 || to_int(get[4], &level) < 0) {
@@ -208,7 +283,7 @@ int manifest_load(const char *path, run_item **items, int *n, kbv_err *err) {
     *items = NULL, *n = 0;
     char *text = NULL;
     size_t len = 0;
-    if (kbv_read_file(path, &text, &len, err) < 0) return kbv_wraperr(err, "manifest %s", path);
+    if (read_manifest(path, &text, &len, err) < 0) return -1;
     char copy[PATH_MAX], dir[PATH_MAX];
     snprintf(copy, sizeof copy, "%s", path);
     snprintf(dir, sizeof dir, "%s", dirname(copy));
@@ -218,15 +293,15 @@ int manifest_load(const char *path, run_item **items, int *n, kbv_err *err) {
 }
 
 /* Evaluate one entry of source and store it in run run_id under key: 0 (r filled, caller
- * frees), or -1. */
+ * frees), -1 (kbv could not evaluate), or RUN_BAD_DB. */
 static int evaluate_one(kbv_db *db, long long run_id, const eval_opts *eo, const char *source, const run_item *it,
                         const char *key, int first, kbv_result *r, kbv_err *err) {
     eval_opts e = *eo;
     e.problem = it->problem, e.candidate = it->candidate;
     result_init(r);
     if (eval_run(&e, r, err) < 0) return kbv_wraperr(err, "%s:%d", source, it->line);
-    if (first && db_run_env(db, run_id, r, err) < 0) return -1;
-    return db_store(db, run_id, key, it->model, it->sample, it->level, r, err) < 0 ? -1 : 0;
+    if (first && db_run_env(db, run_id, r, err) < 0) return RUN_BAD_DB;
+    return db_store(db, run_id, key, it->model, it->sample, it->level, r, err) < 0 ? RUN_BAD_DB : 0;
 }
 
 /* KB/levelL/P_*.py for problem number P, or -1. */
@@ -248,7 +323,7 @@ static int find_problem(const char *kb, int level, int prob, char *out, size_t n
 
 static int scan_runs(const char *kb, const char *dir, const char *model, run_item **items, int *n, int *cap, int depth, kbv_err *err) {
     DIR *d = opendir(dir);
-    if (!d) return kbv_seterr(err, "runs folder %s: %s", dir, strerror(errno));
+    if (!d) return kbv_seterr(err, "%s: cannot read the runs folder: %s", dir, strerror(errno));
     char **names = NULL;
     size_t nn = 0;
     for (struct dirent *e; (e = readdir(d));) {
@@ -377,7 +452,7 @@ static int run_slots(const run_opts *o, kbv_db *db, long long run_id, const int 
             slot_pid[k] = 0, running--;
             int i = slot_item[k];
             char status[32], what[700];
-            if (db_status(db, run_id, keys[i], status, sizeof status, err) < 0) rc = -1;
+            if (db_status(db, run_id, keys[i], status, sizeof status, err) < 0) rc = RUN_BAD_DB;
             else if (!status[0]) {
                 char how[64];
                 if (WIFEXITED(st)) snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(st));
@@ -404,12 +479,12 @@ int run_main(const run_opts *o, kbv_err *err) {
     int n = 0;
     if (o->manifest ? manifest_load(o->manifest, &items, &n, err) < 0
                     : manifest_from_runs(o->kernelbench, o->runs, &items, &n, err) < 0)
-        return -1;
+        return RUN_BAD_SOURCE;
     const char *source = o->manifest ? o->manifest : o->runs;
     kbv_db db;
     if (db_open(&db, o->db ? o->db : "kbv.db", err) < 0) {
         free(items);
-        return -1;
+        return RUN_BAD_DB;
     }
     eval_opts eo = o->eval;
     char db_abs[PATH_MAX];
@@ -418,7 +493,7 @@ int run_main(const run_opts *o, kbv_err *err) {
         int i = o->child_entry, rc = 0;
         uint64_t seed;
         if (i >= n) rc = kbv_seterr(err, "--child: no entry %d", i);
-        else if (db_run_seed(&db, o->child_run, &seed, err) < 0) rc = -1;
+        else if (db_run_seed(&db, o->child_run, &seed, err) < 0) rc = RUN_BAD_DB;
         if (rc == 0) {
             char key[300];
             item_key(&items[i], protocol_name(&eo), key, sizeof key);
@@ -443,10 +518,11 @@ int run_main(const run_opts *o, kbv_err *err) {
     snprintf(uuid, sizeof uuid, "%016llx%016llx", (unsigned long long)rnd, (unsigned long long)kbv_mix64(rnd ^ seed));
     long long run_id = 0;
     int resumed = settings ? db_run(&db, settings, o->resume, &seed, &run_id, uuid, err) : kbv_seterr(err, "out of memory");
+    int had_settings = settings != NULL;
     free(settings);
     if (resumed < 0) {
         db_close(&db), free(items);
-        return -1;
+        return had_settings ? RUN_BAD_DB : -1;
     }
     eo.have_seed = 1, eo.seed = seed, eo.verbose = 0;
     if (!o->quiet)
@@ -464,12 +540,22 @@ int run_main(const run_opts *o, kbv_err *err) {
         total += mine[i];
     }
     /* What this shard still has to evaluate. */
-    int *pending = rc == 0 ? calloc((size_t)n + 1, sizeof *pending) : NULL, np = 0;
+    int *pending = rc == 0 ? calloc((size_t)n + 1, sizeof *pending) : NULL, np = 0, dups = 0;
     if (rc == 0 && !pending) rc = kbv_seterr(err, "out of memory");
     for (int i = 0; rc == 0 && i < n; i++) {
         if (!mine[i]) continue;
+        int dup = -1; /* the same evaluation as an earlier line: one key holds one result */
+        for (int q = 0; q < np && dup < 0; q++)
+            if (strcmp(keys[pending[q]], keys[i]) == 0) dup = pending[q];
+        if (dup >= 0) {
+            if (!o->quiet)
+                fprintf(stderr, "kbv run: %s:%d: the same evaluation as line %d (same files, model and sample); evaluated once\n",
+                        source, items[i].line, items[dup].line);
+            done++, dups++;
+            continue;
+        }
         int has = db_has(&db, run_id, keys[i], err);
-        if (has < 0) rc = -1;
+        if (has < 0) rc = RUN_BAD_DB;
         else if (has) done++, skipped++;
         else pending[np++] = i;
     }
@@ -484,8 +570,9 @@ int run_main(const run_opts *o, kbv_err *err) {
         for (int q = 0; rc == 0 && q < np; q++) {
             int i = pending[q];
             kbv_result r;
-            if (evaluate_one(&db, run_id, &eo, source, &items[i], keys[i], stored == 0, &r, err) < 0) {
-                rc = -1;
+            int e = evaluate_one(&db, run_id, &eo, source, &items[i], keys[i], stored == 0, &r, err);
+            if (e < 0) {
+                rc = e;
             } else {
                 done++, stored++;
                 counts[r.status]++;
@@ -497,7 +584,7 @@ int run_main(const run_opts *o, kbv_err *err) {
         }
     }
     if (!o->quiet && rc == 0) {
-        fprintf(stderr, "kbv run: %d evaluations in this shard, %d stored now, %d already stored;", total, stored, skipped);
+        fprintf(stderr, "kbv run: %d evaluations in this shard, %d stored now, %d already stored;", total - dups, stored, skipped);
         for (int k = 0; k < KBV_STATUS_COUNT; k++)
             if (counts[k]) fprintf(stderr, " %s %d", kbv_status_name((kbv_status)k), counts[k]);
         fprintf(stderr, "\nkbv run: results in %s (kbv report --db %s)\n", o->db ? o->db : "kbv.db", o->db ? o->db : "kbv.db");

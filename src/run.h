@@ -52,8 +52,13 @@ typedef struct run_opts {
 /* The GPUs `--gpus all` means: /proc/driver/nvidia/gpus entries, as indexes "0".."n-1". */
 int run_all_gpus(const char **out, int max);
 
-/* Returns 0 when every evaluation was stored (whatever its verdict), -1 when kbv could not
- * go on (err set). */
+/* Largest manifest read (bytes). */
+#define RUN_MANIFEST_MAX (256 << 20)
+/* run_main's failures (err set), which main.c turns into exit codes. */
+enum { RUN_FAILED = -1, RUN_BAD_SOURCE = -2, RUN_BAD_DB = -3 };
+/* Returns 0 when every evaluation was stored (whatever its verdict); RUN_BAD_SOURCE when the
+ * manifest or run folders are not usable (nothing evaluated), RUN_BAD_DB when the database
+ * is not (not kbv's, corrupt, read-only, locked), RUN_FAILED when kbv could not go on. */
 int run_main(const run_opts *o, kbv_err *err);
 /* The evaluation key (problem hash, candidate hash, model, sample, protocol). */
 void run_key(const char *psha, const char *csha, const char *model, int sample, const char *protocol, char *out, size_t n);

@@ -132,7 +132,7 @@ int kbv_mkscratch(const char *base, char *out, size_t outlen, kbv_err *err) {
     if (!base || !*base) base = "/tmp";
     if (snprintf(out, outlen, "%s/kbv-XXXXXX", base) >= (int)outlen)
         return kbv_seterr(err, "scratch path under %s is too long", base);
-    if (!mkdtemp(out)) return kbv_seterr(err, "cannot create scratch folder under %s: %s", base, strerror(errno));
+    if (!mkdtemp(out)) return kbv_seterr(err, "%s: cannot make a scratch folder there: %s", base, strerror(errno));
     return 0;
 }
 
@@ -175,12 +175,37 @@ int kbv_sha256_hex(const void *data, size_t n, char out[65]) {
 }
 
 int kbv_sha256_file(const char *path, char out[65], kbv_err *err) {
-    char *data;
-    size_t n;
-    if (kbv_read_file(path, &data, &n, err) < 0) return -1;
-    int rc = kbv_sha256_hex(data, n, out);
-    free(data);
-    return rc < 0 ? kbv_seterr(err, "%s: SHA-256 failed", path) : 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return kbv_seterr(err, "%s: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size > KBV_SOURCE_MAX) {
+        int e = errno;
+        close(fd);
+        if (S_ISDIR(sb.st_mode)) return kbv_seterr(err, "%s: is a folder, not a file", path);
+        if (!S_ISREG(sb.st_mode)) return kbv_seterr(err, "%s: not a regular file", path);
+        if (sb.st_size > KBV_SOURCE_MAX) return kbv_seterr(err, "%s: larger than %d MiB: not a source file", path, KBV_SOURCE_MAX >> 20);
+        return kbv_seterr(err, "%s: %s", path, strerror(e));
+    }
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    int ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+    char chunk[65536];
+    int rerr = 0;
+    while (ok) {
+        ssize_t r = read(fd, chunk, sizeof chunk);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) rerr = errno;
+        if (r <= 0) break;
+        ok = EVP_DigestUpdate(ctx, chunk, (size_t)r);
+    }
+    close(fd);
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned mdlen = 0;
+    ok = ok && !rerr && EVP_DigestFinal_ex(ctx, md, &mdlen) && mdlen == 32;
+    EVP_MD_CTX_free(ctx);
+    if (rerr) return kbv_seterr(err, "%s: %s", path, strerror(rerr));
+    if (!ok) return kbv_seterr(err, "%s: SHA-256 failed", path);
+    hex(md, mdlen, out);
+    return 0;
 }
 
 uint64_t kbv_derive_seed(uint64_t secret, uint64_t label) {

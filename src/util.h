@@ -51,7 +51,10 @@ int kbv_mkscratch(const char *base, char *out, size_t outlen, kbv_err *err);
 /* Remove a folder tree; follows no symbolic links. Returns 0 if it is gone. */
 int kbv_rmtree(const char *path);
 
-/* SHA-256 of a file's bytes as 64 lowercase hex digits (out must hold 65 bytes). */
+/* SHA-256 of a source file's bytes as 64 lowercase hex digits (out must hold 65 bytes). A
+ * folder, anything but a regular file (a pipe, /dev/zero) and a file over KBV_SOURCE_MAX
+ * bytes are errors, so a problem or candidate path can never make kbv read without end. */
+#define KBV_SOURCE_MAX (64 << 20)
 int kbv_sha256_file(const char *path, char out[65], kbv_err *err);
 int kbv_sha256_hex(const void *data, size_t n, char out[65]);
 

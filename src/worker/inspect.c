@@ -33,6 +33,9 @@ static const char kInspector[] =
     "    except SyntaxError as e:\n"
     "        out['syntax_error'] = '%s (line %s)' % (e.msg, e.lineno)\n"
     "        return out\n"
+    "    except ValueError as e:\n"  /* Python < 3.12: null bytes in the source */
+    "        out['syntax_error'] = str(e)\n"
+    "        return out\n"
     "    cuda = '\\n'.join(n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)\n"
     "                     and ('__global__' in n.value or '<<<' in n.value or '#include' in n.value))\n"
     "    kernels = sorted(set(KERNEL.findall(cuda)))\n"

@@ -8,6 +8,7 @@
  * It exits when its command pipe closes or on "quit"; it never decides a verdict.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,6 +288,23 @@ PyObject *nominal_inputs(worker *w, unsigned long long seed) {
     return list;
 }
 
+/* The bytes of tensor v's elements (numel * element_size), or -1 with no Python error left. */
+static long long tensor_bytes(PyObject *v) {
+    PyObject *n = PyObject_CallMethod(v, "numel", NULL), *e = n ? PyObject_CallMethod(v, "element_size", NULL) : NULL;
+    long long numel = n ? PyLong_AsLongLong(n) : -1, es = e ? PyLong_AsLongLong(e) : -1;
+    Py_XDECREF(n), Py_XDECREF(e);
+    PyErr_Clear();
+    return numel < 0 || es <= 0 || numel > INT64_MAX / es ? -1 : numel * es;
+}
+
+/* A problem's inputs may take at most half of the machine's memory: the probe copies them,
+ * and the oracle's float64 copies double them. Past that a shape is an error of the problem's,
+ * said before the copies take the memory (torch.empty() does not touch its pages). */
+static long long input_bytes_max(void) {
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    return pages > 0 && psize > 0 ? (long long)pages * psize / 2 : INT64_MAX;
+}
+
 static json_t *cmd_probe(worker *w, const json_t *cmd) {
     const char *prefix;
     kbv_err err;
@@ -312,8 +330,26 @@ static json_t *cmd_probe(worker *w, const json_t *cmd) {
         } else if (PyList_GET_SIZE(xs) != n) {
             fail = proto_fail("problem", "get_inputs() returned a different number of inputs under another seed", NULL);
         }
+        long long total = 0, cap = input_bytes_max();
         for (Py_ssize_t j = 0; !fail && j < n; j++) {
             PyObject *v = PyList_GET_ITEM(xs, j);
+            long long nb = PyObject_IsInstance(v, w->dl.tensor_type) == 1 ? tensor_bytes(v) : 0;
+            if (nb < 0 || (total += nb) > cap) {
+                char shape[200], dtype[64], msg[600];
+                PyObject *sh = PyObject_GetAttrString(v, "shape"), *dt = PyObject_GetAttrString(v, "dtype");
+                py_str(sh, shape, sizeof shape), py_str(dt, dtype, sizeof dtype);
+                Py_XDECREF(sh), Py_XDECREF(dt);
+                PyErr_Clear();
+                const char *shp = strncmp(shape, "torch.Size(", 11) == 0 ? shape + 11 : shape; /* torch.Size([a, b]) */
+                if (shp != shape && shape[strlen(shape) - 1] == ')') shape[strlen(shape) - 1] = '\0';
+                snprintf(msg, sizeof msg,
+                         "get_inputs(), value %zd: a %s tensor of shape %s; the inputs take %s%.1f GiB, more than half of "
+                         "this machine's memory (%.1f GiB)",
+                         j, strncmp(dtype, "torch.", 6) == 0 ? dtype + 6 : dtype, shp, nb < 0 ? "more than " : "",
+                         nb < 0 ? 8.0 * (1ull << 30) : (double)total / (1 << 30), (double)cap * 2 / (1 << 30));
+                fail = proto_fail("problem", msg, NULL);
+                break;
+            }
             if (PyObject_IsInstance(v, w->dl.tensor_type) == 1) {
                 kbv_tensor t;
                 if (dl_from_torch(&w->dl, v, &t, &err) < 0) {

@@ -144,7 +144,7 @@ check_run "manifest entry without a candidate: file and line" "nocand.jsonl:1: n
 check_run "garbage line: file and line" "garbage.jsonl:2: not a JSON object" 2 run --manifest "$tmp/m/garbage.jsonl" --db "$tmp/x.db"
 check_run "CSV without the needed columns" "nohead.csv:1: a CSV/TSV manifest starts with a header" 2 run --manifest "$tmp/m/nohead.csv" --db "$tmp/x.db"
 check_run "missing manifest" "manifest" 2 run --manifest "$tmp/none.jsonl"
-check_run "corrupt database" "not a kbv results database" 4 run --manifest "$tmp/m/run.csv" --db "$tmp/corrupt.db" $opts
+check_run "corrupt database" "corrupt.db: not a SQLite database" 5 run --manifest "$tmp/m/run.csv" --db "$tmp/corrupt.db" $opts
 check_run "bad shard" "--shard needs I/N" 2 run --manifest "$tmp/m/run.csv" --shard 2/2
 check_run "report of a missing database" "No such file" 2 report --db "$tmp/none.db"
 check_run "report format" "--format must be" 2 report --db "$tmp/full.db" --format pdf
