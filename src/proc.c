@@ -209,7 +209,7 @@ int proc_spawn(kbv_proc *p, char *const argv[], char *const envp[], const char *
  * their threads. Counted once a second while kbv waits; a storm gets the worker killed. */
 static void count_family(const kbv_proc *p, long *procs, long *threads) {
     *procs = *threads = 0;
-    char path[64], ns[64] = "", buf[1024];
+    char path[64], ns[64] = "";
     if (p->namespaces & CLONE_NEWPID) {
         snprintf(path, sizeof path, "/proc/%d/ns/pid", (int)p->pid);
         ssize_t n = readlink(path, ns, sizeof ns - 1);
@@ -227,23 +227,11 @@ static void count_family(const kbv_proc *p, long *procs, long *threads) {
             ssize_t n = readlink(path, other, sizeof other - 1);
             if (n <= 0 || (size_t)n != strlen(ns) || memcmp(other, ns, (size_t)n) != 0) continue;
         }
-        snprintf(path, sizeof path, "/proc/%.20s/stat", e->d_name);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        ssize_t r = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-        if (fd >= 0) close(fd);
-        if (r <= 0) continue;
-        buf[r] = '\0';
-        char *q = strrchr(buf, ')');
-        long sid = -1, nthreads = 1;
-        for (int field = 3; q && *q && field <= 20; field++) { /* after "pid (comm)": state is field 3 */
-            q = strchr(q + 1, ' ');
-            if (!q) break;
-            if (field == 5) sid = strtol(q + 1, NULL, 10);
-            if (field == 19) nthreads = strtol(q + 1, NULL, 10);
-        }
+        long sid, nthreads;
+        if (kbv_proc_stat(e->d_name, &sid, &nthreads) < 0) continue;
         if (!ns[0] && sid != p->pid) continue;
         (*procs)++;
-        *threads += nthreads > 0 ? nthreads : 1;
+        *threads += nthreads;
     }
     closedir(d);
 }

@@ -239,26 +239,15 @@ static long user_tasks(uid_t uid) { /* tasks (threads) of uid now: what RLIMIT_N
     if (!d) return -1;
     long n = 0;
     struct dirent *e;
-    char path[64], buf[1024];
+    char path[64];
     while ((e = readdir(d))) {
         if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
         struct stat st;
         snprintf(path, sizeof path, "/proc/%.20s", e->d_name);
         if (stat(path, &st) < 0 || st.st_uid != uid) continue;
-        snprintf(path, sizeof path, "/proc/%.20s/stat", e->d_name);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        ssize_t r = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-        if (fd >= 0) close(fd);
-        if (r <= 0) continue;
-        buf[r] = '\0';
-        char *p = strrchr(buf, ')');
-        long threads = 1;
-        /* fields after the name: state(3) ... num_threads(20) */
-        for (int field = 3; p && *p && field <= 20; field++) {
-            p = strchr(p + 1, ' ');
-            if (p && field == 19) threads = strtol(p + 1, NULL, 10);
-        }
-        n += threads > 0 ? threads : 1;
+        long sid, threads;
+        if (kbv_proc_stat(e->d_name, &sid, &threads) < 0) continue;
+        n += threads;
     }
     closedir(d);
     return n;

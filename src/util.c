@@ -218,6 +218,26 @@ uint64_t kbv_derive_seed(uint64_t secret, uint64_t label) {
     return v;
 }
 
+int kbv_proc_stat(const char *pid, long *session, long *threads) {
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%.20s/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t r = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0) close(fd);
+    if (r <= 0) return -1;
+    buf[r] = '\0';
+    /* "pid (comm) state ppid pgrp session ... num_threads" -- comm may hold spaces and ')' */
+    char *p = strrchr(buf, ')');
+    *session = -1, *threads = 1;
+    for (int field = 3; p && field <= 20; field++) { /* p: the space before field `field` */
+        p = strchr(p + 1, ' ');
+        if (p && field == 6) *session = strtol(p + 1, NULL, 10);
+        if (p && field == 20) *threads = strtol(p + 1, NULL, 10);
+    }
+    if (*threads < 1) *threads = 1;
+    return p ? 0 : -1;
+}
+
 double kbv_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

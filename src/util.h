@@ -62,6 +62,10 @@ int kbv_sha256_hex(const void *data, size_t n, char out[65]);
  * seeds a candidate's worker sees do not give away the run's seed (docs/security.md). */
 uint64_t kbv_derive_seed(uint64_t secret, uint64_t label);
 
+/* From /proc/PID/stat (pid as text): the session id and the number of threads. 0, or -1
+ * when the process is gone or unreadable. */
+int kbv_proc_stat(const char *pid, long *session, long *threads);
+
 /* Monotonic clock in seconds. */
 double kbv_now(void);
 /* 64 random bits from the kernel's generator. */

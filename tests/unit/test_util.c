@@ -16,6 +16,22 @@ int main(void) {
 
     /* SplitMix64 reference values (Vigna's splitmix64.c, state 0 then 0x9e37...). */
     CHECK(kbv_mix64(0) == 0xe220a8397b1dcdafULL);
+    /* Derived seeds: deterministic, label-dependent, and not the mixer's (which inverts). */
+    CHECK(kbv_derive_seed(2026, 1) == kbv_derive_seed(2026, 1));
+    CHECK(kbv_derive_seed(2026, 1) != kbv_derive_seed(2026, 2));
+    CHECK(kbv_derive_seed(2026, 1) != kbv_derive_seed(2027, 1));
+    CHECK(kbv_derive_seed(2026, 1) != kbv_mix64(2026 ^ 1));
+    /* /proc/PID/stat: this process's session, and one thread (a comm with ')' and spaces is
+     * what strrchr guards against; this test binary's name has neither). */
+    {
+        char me[24];
+        long sid = 0, threads = 0;
+        snprintf(me, sizeof me, "%d", (int)getpid());
+        CHECK(kbv_proc_stat(me, &sid, &threads) == 0);
+        CHECK(sid == (long)getsid(0));
+        CHECK(threads == 1);
+        CHECK(kbv_proc_stat("999999999", &sid, &threads) == -1);
+    }
     CHECK(kbv_mix64(1) != kbv_mix64(2));
 
     kbv_buf b;
