@@ -268,7 +268,7 @@ int manifest_parse(const char *data, size_t len, const char *path, const char *d
         const char *get[5];
         for (int k = 0; k < 5; k++) get[k] = col[k] >= 0 && col[k] < nf ? f[col[k]] : NULL;
         if (to_int(get[3], &sample) < 0 || to_int(get[4], &level) < 0) {
-            rc = kbv_seterr(err, "%s:%d: 'sample' and 'level' must be non-negative integers", path, lineno);
+            rc = kbv_seterr(err, "%s:%d: 'sample' and 'level' must be integers from 0 to 1000000000", path, lineno);
             break;
         }
         rc = add_item(items, n, &cap, dir, get[0], get[1], get[2], sample, level, lineno, path, err);

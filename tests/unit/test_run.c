@@ -66,7 +66,7 @@ int main(void) {
                               "{\"problem\":\"p\",\"candidate\":\"c\",\"sample\":1000000001}"};
     for (size_t i = 0; i < sizeof bad_ints / sizeof *bad_ints; i++) {
         CHECK(parse("r.jsonl", bad_ints[i], strlen(bad_ints[i]), &it, &err) == -1);
-        CHECK(strstr(err.msg, "r.jsonl:1: 'sample' and 'level' must be non-negative integers") != NULL);
+        CHECK(strstr(err.msg, "r.jsonl:1: 'sample' and 'level' must be integers from 0 to 1000000000") != NULL);
     }
     CHECK(PARSE("r.jsonl", "{\"problem\":\"p\",\"candidate\":\"c\",\"sample\":1000000000,\"level\":0}", &it, &err) == 1);
     CHECK(it[0].sample == 1000000000 && it[0].level == 0);
