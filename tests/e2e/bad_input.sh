@@ -143,7 +143,7 @@ pe "get_inputs raises" "get_inputs\(\): ValueError: deliberately broken get_inpu
 pe "get_inputs returns an int" "get_inputs\(\): TypeError: 'int' object is not iterable" $F/problem_get_inputs_not_list.py
 pe "get_inputs returns a dict" "value 0: a dict is neither a tensor nor a number" $F/problem_get_inputs_dict.py
 pe "get_inputs 10^7 x 10^7" "get_inputs\(\).*(allocate|more than half of this machine's memory)" $F/problem_huge_shape.py
-pe "get_inputs 3/4 of memory (lazy)" "value 0: .* more than half of this machine's memory" $F/problem_ram_shape.py
+pe "get_inputs 60% of memory (lazy)" "value 0: .* more than half of this machine's memory" $F/problem_ram_shape.py
 pe "get_inputs never returns" "get_inputs\(\) probe timed out after 3 s" $F/problem_get_inputs_hangs.py --timeout 3
 pe "get_init_inputs raises" "get_init_inputs\(\): RuntimeError: deliberately broken" $F/problem_init_inputs_raises.py
 pe "get_init_inputs returns an int" "get_init_inputs\(\): TypeError" $F/problem_init_inputs_not_list.py
