@@ -138,8 +138,8 @@ test-e2e: all
 
 # The fault-injection suite and the kill-and-resume test (docs/RELIABILITY.md).
 test-faults: all
-	@KBV=$(abspath $(firstword $(BINS))) tests/faults/run.sh cpu
-	@KBV=$(abspath $(firstword $(BINS))) tests/faults/kill_resume.sh
+	@$(if $(filter 1,$(SANITIZE)),KBV_SANITIZED=1 ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/faults/run.sh cpu
+	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/faults/kill_resume.sh
 
 test: all test-unit test-e2e test-faults fuzz-smoke
 

@@ -201,6 +201,7 @@ static int start_worker(eval_ctx *c, kbv_proc *p, const char *role, const char *
         snprintf(err->msg + n, sizeof err->msg - n, "; its stderr: %.300s", e);
     }
     free(e);
+    proc_free(p); /* the callers free only a worker that started */
     return -1;
 }
 

@@ -275,7 +275,11 @@ int sandbox_prepare(kbv_sandbox *sb, const kbv_sandbox_spec *spec, kbv_err *err)
     sb->enable = spec->enable;
     if (!spec->enable) return 0;
     sb->fsize = lim(sandbox_skips("limits") ? 0 : spec->max_file_bytes);
+#if defined(__SANITIZE_ADDRESS__) /* AddressSanitizer reserves terabytes of shadow memory */
+    sb->data = lim(0);
+#else
     sb->data = lim(sandbox_skips("limits") || sandbox_skips("data") ? 0 : spec->max_data_bytes);
+#endif
     sb->cpu = lim(sandbox_skips("limits") ? 0 : spec->max_cpu_s);
     if (spec->max_procs > 0 && geteuid() != 0) { /* root is exempt from RLIMIT_NPROC */
         long now = user_tasks(geteuid());
