@@ -972,8 +972,9 @@ static json_t *hello(worker *w, const char *device) {
 }
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: kbv-worker --device cpu|cuda\n"
+    fprintf(f, "usage: kbv-worker --device cpu|cuda [--role NAME] [--private]\n"
                "  Started by kbv, not by hand: reads JSON commands on fd %d, replies on fd %d.\n"
+               "  --role is shown in ps; --private makes the process non-dumpable (no /proc/PID/mem, no ptrace).\n"
                "  See docs/protocol.md.\n",
                PROTO_CMD_FD, PROTO_REPLY_FD);
 }
