@@ -9,6 +9,15 @@ finish() {
     echo "$passed passed, $failed failed"
     [ "$failed" -eq 0 ]
 }
+# new_tmp: a temporary folder $tmp for the test, removed at exit, with TMPDIR (where the
+# workers' scratch folders go) and the compile cache inside it.
+new_tmp() {
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    export TMPDIR="$tmp/t"
+    mkdir -p "$TMPDIR"
+    export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$tmp/cache}
+}
 # No worker may outlive an evaluation: every worker (and anything it forked) has
 # "kbv-worker" in its command line and runs in a scratch folder under $TMPDIR, which the
 # test scripts point into their own temporary folder (so other runs on the machine are not

@@ -6,11 +6,7 @@ set -u
 cd "$(dirname "$0")/../.."
 KBV=${KBV:-$PWD/kbv}
 . tests/e2e/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export TMPDIR="$tmp/t"
-mkdir -p "$TMPDIR"
-export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$tmp/cache}
+new_tmp
 E=$PWD/examples
 # wait_stored DB N: until DB holds N evaluations (or 60 s)
 wait_stored() {

@@ -12,11 +12,7 @@ KBV=${KBV:-$PWD/kbv}
 kills=${KILLS:-24}
 seed=${KILL_SEED:-$RANDOM}
 RANDOM=$seed
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export TMPDIR="$tmp/t"
-mkdir -p "$TMPDIR"
-export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$tmp/cache}
+new_tmp
 E=$PWD/examples
 opts="--device cpu --cases 1 --seed 5 --no-timing --quiet"
 m=$tmp/run.jsonl
