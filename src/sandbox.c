@@ -74,28 +74,22 @@ static int probe_namespaces(void) {
 typedef struct ll_build {
     int fd;
     unsigned long long handled, write_rights;
-    const kbv_sandbox_spec *spec;
     char secret[KBV_SB_MAX][PATH_MAX];
     int nsecret;
     char base[PATH_MAX], own[PATH_MAX]; /* the scratch base and this evaluation's scratch, resolved */
-    int rules, failed;
+    int failed;                         /* rules the kernel refused */
 } ll_build;
 
-static int add_rule(ll_build *b, const char *path, unsigned long long access) {
+static void add_rule(ll_build *b, const char *path, unsigned long long access) {
     int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return 0; /* gone, or not ours to see: no rule, so no access */
+    if (fd < 0) return; /* gone, or not ours to see: no rule, so no access */
     struct stat st;
-    if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
-        close(fd);
-        return 0;
+    if (fstat(fd, &st) == 0 && !S_ISLNK(st.st_mode)) {
+        if (!S_ISDIR(st.st_mode)) access &= FS_FILE_ONLY;
+        struct landlock_path_beneath_attr pb = {.allowed_access = access & b->handled, .parent_fd = fd};
+        if (pb.allowed_access && syscall(SYS_landlock_add_rule, b->fd, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0) b->failed++;
     }
-    if (!S_ISDIR(st.st_mode)) access &= FS_FILE_ONLY;
-    struct landlock_path_beneath_attr pb = {.allowed_access = access & b->handled, .parent_fd = fd};
-    long r = pb.allowed_access ? syscall(SYS_landlock_add_rule, b->fd, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) : 0;
     close(fd);
-    if (r < 0) b->failed++;
-    else b->rules++;
-    return 0;
 }
 
 static int starts_dir(const char *path, const char *dir) { /* path is dir or beneath it */
@@ -140,7 +134,7 @@ static void build_landlock(kbv_sandbox *sb, const kbv_sandbox_spec *s) {
         snprintf(sb->fs_note, sizeof sb->fs_note, "Landlock is not available in this kernel (%s)", strerror(errno));
         return;
     }
-    ll_build b = {.fd = -1, .spec = s};
+    ll_build b = {.fd = -1};
     b.write_rights = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |
                      LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
                      LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
@@ -293,8 +287,6 @@ int sandbox_prepare(kbv_sandbox *sb, const kbv_sandbox_spec *spec, kbv_err *err)
      * unless KBV_SANDBOX_GPU_FULL=1 (for that search). */
     int gpu_limited = spec->gpu && !getenv("KBV_SANDBOX_GPU_FULL");
     sb->clone_flags = sandbox_skips("ns") || gpu_limited ? 0 : probe_namespaces() & ~(sandbox_skips("pidns") ? CLONE_NEWPID : 0) & ~(sandbox_skips("netns") ? CLONE_NEWNET : 0);
-    if (!(sb->clone_flags & CLONE_NEWNET))
-        snprintf(sb->net_note, sizeof sb->net_note, "no network namespace (needs root): seccomp refuses internet sockets");
     if (gpu_limited)
         snprintf(sb->fs_note, sizeof sb->fs_note, "not with CUDA yet (it fails to initialise under Landlock; docs/security.md)");
     else if (!sandbox_skips("landlock")) build_landlock(sb, spec);
@@ -325,17 +317,16 @@ int sandbox_enter(const kbv_sandbox *sb) {
     return 0;
 }
 
+static json_t *lim_json(struct rlimit r) { return r.rlim_cur == RLIM_INFINITY ? json_null() : json_integer((json_int_t)r.rlim_cur); }
+
 json_t *sandbox_describe(const kbv_sandbox *sb, int clone_got) {
     if (!sb->enable) return json_pack("{s:b}", "enabled", 0);
     char fs[200];
     if (sb->ruleset_fd >= 0) snprintf(fs, sizeof fs, "landlock (ABI %d)", sb->landlock_abi);
     else snprintf(fs, sizeof fs, "none: %s", sb->fs_note);
     const char *net = clone_got & CLONE_NEWNET ? "namespace" : sb->seccomp_net ? "seccomp" : "none";
-    json_t *lims = json_pack("{s:o, s:o, s:o, s:o}", "file_bytes",
-                             sb->fsize.rlim_cur == RLIM_INFINITY ? json_null() : json_integer((json_int_t)sb->fsize.rlim_cur),
-                             "data_bytes", sb->data.rlim_cur == RLIM_INFINITY ? json_null() : json_integer((json_int_t)sb->data.rlim_cur),
-                             "cpu_s", sb->cpu.rlim_cur == RLIM_INFINITY ? json_null() : json_integer((json_int_t)sb->cpu.rlim_cur),
-                             "tasks", sb->set_nproc ? json_integer((json_int_t)sb->nproc.rlim_cur) : json_null());
+    json_t *lims = json_pack("{s:o, s:o, s:o, s:o}", "file_bytes", lim_json(sb->fsize), "data_bytes", lim_json(sb->data),
+                             "cpu_s", lim_json(sb->cpu), "tasks", sb->set_nproc ? lim_json(sb->nproc) : json_null());
     return json_pack("{s:b, s:s, s:s, s:b, s:b, s:s, s:o}", "enabled", 1, "filesystem", fs, "network", net, "pid_namespace",
                      (clone_got & CLONE_NEWPID) != 0, "seccomp", sb->prog.filter != NULL, "capabilities",
                      sb->drop_caps ? "dropped" : geteuid() == 0 ? "kept" : "none (not root)", "limits", lims);

@@ -50,7 +50,7 @@ typedef struct kbv_sandbox {
     int clone_flags;                     /* namespaces proc_spawn should try */
     struct rlimit fsize, data, cpu, nproc;
     int set_nproc;
-    char fs_note[160], net_note[160];    /* why a layer is missing */
+    char fs_note[160];                   /* why there is no Landlock */
 } kbv_sandbox;
 
 /* Build the sandbox for spec. Layers the machine cannot give are left out and noted; only

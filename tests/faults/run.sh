@@ -61,7 +61,6 @@ cp tests/faults/network.py "$tmp/net/network.py"
 
 dev=cpu
 [ "$mode" = cuda ] && dev=cuda
-run_list=()
 while IFS= read -r line; do
     case "$line" in '#'* | '') continue ;; esac
     IFS=';' read -r name _ fdev _ want _ evidence _ cand _ opts <<<"$(sed 's/ *;; */;;/g' <<<"$line")"
@@ -114,7 +113,6 @@ while IFS= read -r line; do
         "$tmp/$name.json" 2>/dev/null | cut -c1-160 | sed 's/|/\\|/g')
     printf '| %s | %s | %s | %s | %s |\n' "$name" "$dev" "$got" "$ev" "$dt" >>"$table"
     if [ -z "$why" ]; then ok "$name: $got ($dt s)"; else not_ok "$name" "$why"; fi
-    run_list+=("$cand")
 done <tests/faults/cases.txt
 
 # One kbv run: faults and honest entries interleaved; every verdict stored, the run goes on.
