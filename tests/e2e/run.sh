@@ -27,6 +27,8 @@ eval_case() {
     left=$(leftovers)
     if [ "$rc" != "$want_rc" ] || [ "$got" != "$want" ]; then
         not_ok "$name" "status $got exit $rc, expected $want exit $want_rc; stderr: $(tail -c 600 "$tmp/stderr"); errors: $(jq -r .errors "$tmp/out.json" 2>/dev/null | tail -c 800)"
+    elif [ "$want" = verified ] && jq -e '[.flags[].id] | index("writes_outside_scratch")' "$tmp/out.json" >/dev/null; then
+        not_ok "$name" "an honest candidate flagged writes_outside_scratch: $(jq -c '.flags' "$tmp/out.json")"
     elif [ -n "$left" ]; then
         not_ok "$name" "processes left behind: $(ps -o pid,args -p "$(echo $left | tr ' ' ,)" 2>/dev/null)"
         kill -9 $left 2>/dev/null
