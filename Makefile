@@ -147,7 +147,13 @@ $(BUILD)/tests/gen_check: tests/gpu/gen_check.c $(BUILD)/w/src/gen.o $(BUILD)/w/
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(CUDA_CFLAGS) -Isrc -o $@ $^ $(CUDA_LIBS) $(LDLIBS)
 
-test-gpu: all $(if $(NVCC),$(BUILD)/tests/gen_check)
+# A diagnosis tool: can CUDA come up under the sandbox (docs/security.md "On a GPU")?
+# -rdynamic lets libcuda bind to the probe's own open() & co., which log what is refused.
+$(BUILD)/tests/sb_probe: tests/gpu/sb_probe.c $(CORE_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Isrc -rdynamic -o $@ $< $(CORE_OBJ) $(KBV_LIBS) $(LDLIBS) -ldl
+
+test-gpu: all $(if $(NVCC),$(BUILD)/tests/gen_check) $(BUILD)/tests/sb_probe
 	@if [ -e /dev/nvidiactl ] && [ -x $(BUILD)/tests/gen_check ]; then $(BUILD)/tests/gen_check; \
 	 else echo "SKIP: gen_check needs an NVIDIA GPU and nvcc"; fi
 	@KBV=$(abspath $(firstword $(BINS))) GPU_JOBS=$(or $(GPU_JOBS),1) tests/gpu/run.sh '$(GPU_CASES)'

@@ -3,7 +3,7 @@
 # none of it is part of this repository) and keep one JSON result per problem.
 # Usage: scripts/compat.sh KERNELBENCH_DIR OUT_DIR [JOBS] [extra kbv check options...]
 # KERNELBENCH_DIR holds level1/ level2/ level3/ (KernelBench/ in their repository).
-# COMPAT_LEVELS="level2 level3" restricts the levels (default: all three).
+# COMPAT_LEVELS="level2 level3" restricts the levels and sets their order (default: all three).
 # Resumable: a problem that already has a result in OUT_DIR is not checked again. A check
 # that ran out of GPU memory while sharing the GPU is retried alone at the end, so that an
 # out-of-memory verdict is never an artefact of the parallel jobs.
@@ -21,7 +21,7 @@ check_one='f="$1"; shift; n="$(basename "$(dirname "$f")")__$(basename "$f" .py)
     "$kbv" check "$f" --quiet --json "$out/$n.json" "$@" >"$out/$n.log" 2>&1
     echo "$? $n" >> "$out/exit-codes.txt"'
 oom() { grep -lE 'OutOfMemoryError|CUDA out of memory|out of memory' "$out"/*.json 2>/dev/null; }
-for l in ${COMPAT_LEVELS:-level1 level2 level3}; do find "$kb/$l" -name '*.py'; done | sort |
+for l in ${COMPAT_LEVELS:-level1 level2 level3}; do find "$kb/$l" -name '*.py' | sort; done |
     xargs -P "$jobs" -I{} bash -c "$check_one" _ {} "$@"
 for j in $(oom); do
     n=$(basename "$j" .json)

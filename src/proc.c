@@ -179,7 +179,7 @@ int proc_spawn(kbv_proc *p, char *const argv[], char *const envp[], const char *
         /* Every fd above the protocol's is closed (the status pipe is close-on-exec). */
         for (int fd = PROTO_REPLY_FD + 1; fd < 1024; fd++)
             if (fd != st[1] && (!sb || fd != sb->ruleset_fd)) close(fd);
-        if ((code = sandbox_enter(sb)) != 0) goto fail;
+        if ((code = sandbox_enter(sb, ns)) != 0) goto fail;
         execve(argv[0], argv, envp);
         code = errno;
     fail:

@@ -27,7 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dlfcn.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -58,14 +60,61 @@ long long sandbox_phys_bytes(void) {
 
 /* ---- namespaces: can this process make them? (asked once) ---- */
 
+/* A mount namespace's own /proc, for a process that is PID 1 of a new PID namespace: the
+ * host's /proc there shows other processes, and CUDA cannot name its threads in it (libcuda
+ * writes /proc/self/task/<gettid()>/comm, and gettid() counts in the new namespace; on the
+ * H200 cuInit then fails with CUDA_ERROR_OPERATING_SYSTEM). The kernel-wide parts that root
+ * could write without capabilities are bound read-only over it, as container runtimes do.
+ * Async-signal-safe. */
+static int mount_own_proc(void) {
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) return -1;
+    if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) return -1;
+    static const char *const ro[] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"};
+    for (size_t i = 0; i < sizeof ro / sizeof *ro; i++) {
+        if (mount(ro[i], ro[i], NULL, MS_BIND | MS_REC, NULL) < 0) {
+            if (errno == ENOENT) continue;
+            return -1;
+        }
+        if (mount(NULL, ro[i], NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) return -1;
+    }
+    return 0;
+}
+
+/* Landlock rule for path with access (limited to what the ruleset handles); in the child, so
+ * that it names this process's entries. A rule holds an inode, and procfs makes a new inode
+ * for an entry whose dentry was dropped: keep (an O_PATH descriptor left open across exec)
+ * pins the entry for the worker's life. Async-signal-safe. Returns 0 or an errno value. */
+static int child_rule(int ruleset_fd, unsigned long long handled, const char *path, unsigned long long access, int keep) {
+    access &= handled;
+    if (!access) return 0;
+    int fd = open(path, O_PATH | (keep ? 0 : O_CLOEXEC));
+    if (fd < 0) return errno;
+    struct landlock_path_beneath_attr pb = {.allowed_access = access, .parent_fd = fd};
+    int e = syscall(SYS_landlock_add_rule, ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0 ? errno : 0;
+    if (!keep || e) close(fd);
+    return e;
+}
+
+/* The worker's own threads' entries stay writable: CUDA names its threads there (above). */
+#define TASK_RIGHTS \
+    (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_READ_DIR)
+
 static int probe_namespaces(void) {
     static int probed = -1;
     if (probed >= 0) return probed;
     probed = 0;
     pid_t pid = fork();
-    if (pid == 0) _exit(unshare(CLONE_NEWPID | CLONE_NEWNET) == 0 ? 0 : 1);
+    if (pid == 0) {
+        if (unshare(CLONE_NEWPID | CLONE_NEWNET) < 0) _exit(1);
+        if (unshare(CLONE_NEWNS) < 0) _exit(2);
+        pid_t init = fork(); /* PID 1 of the new namespace mounts its /proc */
+        if (init == 0) _exit(mount_own_proc() == 0 ? 0 : 1);
+        int st;
+        _exit(init > 0 && waitpid(init, &st, 0) == init && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 2);
+    }
     int st;
-    if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0) probed = CLONE_NEWPID | CLONE_NEWNET;
+    if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) != 1)
+        probed = CLONE_NEWPID | CLONE_NEWNET | (WEXITSTATUS(st) == 0 ? CLONE_NEWNS : 0);
     return probed;
 }
 
@@ -191,6 +240,54 @@ static void build_landlock(kbv_sandbox *sb, const kbv_sandbox_spec *s) {
     }
     sb->ruleset_fd = b.fd;
     sb->landlock_abi = abi;
+    sb->ll_handled = b.handled;
+}
+
+/* Whether CUDA initialises under a Landlock ruleset, asked once per process in a throwaway
+ * child (cuInit and the primary context of device 0). The NVIDIA driver's library opens and
+ * creates files of its own; where it needs one kbv's rules do not grant, a GPU worker is
+ * better off without Landlock than unable to run (docs/security.md). */
+typedef int (*cu_fn1)(unsigned);
+typedef int (*cu_dev_fn)(int *, int);
+typedef int (*cu_ctx_fn)(void **, int);
+
+static int cuda_under_landlock(int ruleset_fd, unsigned long long handled, char *why, size_t n) {
+    static int verdict = -1;
+    static char saved[120];
+    if (verdict < 0) {
+        int fds[2], r = -3;
+        if (pipe2(fds, O_CLOEXEC) < 0) return snprintf(why, n, "pipe: %s", strerror(errno)), 0;
+        pid_t pid = fork();
+        if (pid == 0) {
+            close(fds[0]);
+            r = -1;
+            if (child_rule(ruleset_fd, handled, "/proc/self/task", TASK_RIGHTS, 1) == 0 &&
+                prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && syscall(SYS_landlock_restrict_self, ruleset_fd, 0) == 0) {
+                void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+                cu_fn1 init = lib ? (cu_fn1)dlsym(lib, "cuInit") : NULL;
+                cu_dev_fn get = lib ? (cu_dev_fn)dlsym(lib, "cuDeviceGet") : NULL;
+                cu_ctx_fn ctx = lib ? (cu_ctx_fn)dlsym(lib, "cuDevicePrimaryCtxRetain") : NULL;
+                int dev = 0;
+                void *c = NULL;
+                r = !init || !get || !ctx ? -2 : init(0);
+                if (r == 0 && (r = get(&dev, 0)) == 0) r = ctx(&c, dev);
+            }
+            if (write(fds[1], &r, sizeof r) < 0) _exit(1);
+            _exit(0);
+        }
+        close(fds[1]);
+        int st;
+        if (pid < 0 || read(fds[0], &r, sizeof r) != sizeof r) r = -3;
+        close(fds[0]);
+        if (pid > 0) waitpid(pid, &st, 0);
+        /* No driver library here: Landlock is not what stops CUDA, keep it. */
+        verdict = r == 0 || r == -2;
+        if (r == -1) snprintf(saved, sizeof saved, "the self-test could not enter Landlock");
+        else if (r == -3) snprintf(saved, sizeof saved, "the self-test did not report");
+        else snprintf(saved, sizeof saved, "cuInit or the primary context failed with CUresult %d under it", r);
+    }
+    snprintf(why, n, "%s", saved);
+    return verdict;
 }
 
 /* ---- seccomp ---- */
@@ -281,16 +378,24 @@ int sandbox_prepare(kbv_sandbox *sb, const kbv_sandbox_spec *spec, kbv_err *err)
     }
     sb->nnp = !sandbox_skips("nnp");
     sb->drop_caps = spec->drop_caps && geteuid() == 0 && !sandbox_skips("caps");
-    /* On the H200 (CUDA 13, driver 580) cudaSetDevice fails with cudaErrorOperatingSystem
-     * under Landlock and, separately, in the new namespaces; without both it works (GPU runs
-     * of 2026-12-01, docs/security.md). Until the cause is found a GPU worker gets neither,
-     * unless KBV_SANDBOX_GPU_FULL=1 (for that search). */
-    int gpu_limited = spec->gpu && !getenv("KBV_SANDBOX_GPU_FULL");
-    sb->clone_flags = sandbox_skips("ns") || gpu_limited ? 0 : probe_namespaces() & ~(sandbox_skips("pidns") ? CLONE_NEWPID : 0) & ~(sandbox_skips("netns") ? CLONE_NEWNET : 0);
-    if (gpu_limited)
-        snprintf(sb->fs_note, sizeof sb->fs_note, "not with CUDA yet (it fails to initialise under Landlock; docs/security.md)");
-    else if (!sandbox_skips("landlock")) build_landlock(sb, spec);
-    else snprintf(sb->fs_note, sizeof sb->fs_note, "left out (KBV_SANDBOX_SKIP)");
+    /* A PID namespace needs its own /proc (a mount namespace) for CUDA: with the host's, cuInit
+     * fails on the H200 (GPU run of 2026-12-01, docs/security.md). Where kbv may not mount one,
+     * a GPU worker gets no PID namespace; a CPU worker keeps it with the host's /proc. */
+    int full = getenv("KBV_SANDBOX_GPU_FULL") != NULL;
+    int ns = sandbox_skips("ns") ? 0 : probe_namespaces();
+    if (sandbox_skips("pidns")) ns &= ~(CLONE_NEWPID | CLONE_NEWNS);
+    if (sandbox_skips("netns")) ns &= ~CLONE_NEWNET;
+    if (sandbox_skips("proc")) ns &= ~CLONE_NEWNS;
+    if (spec->gpu && !full && !(ns & CLONE_NEWNS)) ns &= ~CLONE_NEWPID;
+    sb->clone_flags = ns;
+    if (sandbox_skips("landlock")) snprintf(sb->fs_note, sizeof sb->fs_note, "left out (KBV_SANDBOX_SKIP)");
+    else build_landlock(sb, spec);
+    char why[120];
+    if (sb->ruleset_fd >= 0 && spec->gpu && !full && !cuda_under_landlock(sb->ruleset_fd, sb->ll_handled, why, sizeof why)) {
+        snprintf(sb->fs_note, sizeof sb->fs_note, "CUDA does not initialise under Landlock on this machine (%s)", why);
+        close(sb->ruleset_fd);
+        sb->ruleset_fd = -1;
+    }
     if (sandbox_skips("seccomp")) return 0;
     if (build_seccomp(sb, !(sb->clone_flags & CLONE_NEWNET), err) < 0) {
         sandbox_free(sb);
@@ -301,8 +406,15 @@ int sandbox_prepare(kbv_sandbox *sb, const kbv_sandbox_spec *spec, kbv_err *err)
 
 int sandbox_clone_flags(const kbv_sandbox *sb) { return sb->enable ? sb->clone_flags : 0; }
 
-int sandbox_enter(const kbv_sandbox *sb) {
+int sandbox_enter(const kbv_sandbox *sb, int ns) {
     if (!sb || !sb->enable) return 0;
+    int e;
+    if ((ns & CLONE_NEWNS) && mount_own_proc() < 0) return errno; /* PID 1 of its namespace: its own /proc */
+    if (sb->ruleset_fd >= 0) {
+        /* The parent's read rule for /proc names the host's; a new one names this process's. */
+        if ((ns & CLONE_NEWNS) && (e = child_rule(sb->ruleset_fd, sb->ll_handled, "/proc", FS_READ, 0)) != 0) return e;
+        if ((e = child_rule(sb->ruleset_fd, sb->ll_handled, "/proc/self/task", TASK_RIGHTS, 1)) != 0) return e;
+    }
     if (setrlimit(RLIMIT_FSIZE, &sb->fsize) < 0 || setrlimit(RLIMIT_DATA, &sb->data) < 0 ||
         setrlimit(RLIMIT_CPU, &sb->cpu) < 0)
         return errno;
@@ -327,8 +439,9 @@ json_t *sandbox_describe(const kbv_sandbox *sb, int clone_got) {
     const char *net = clone_got & CLONE_NEWNET ? "namespace" : sb->seccomp_net ? "seccomp" : "none";
     json_t *lims = json_pack("{s:o, s:o, s:o, s:o}", "file_bytes", lim_json(sb->fsize), "data_bytes", lim_json(sb->data),
                              "cpu_s", lim_json(sb->cpu), "tasks", sb->set_nproc ? lim_json(sb->nproc) : json_null());
-    return json_pack("{s:b, s:s, s:s, s:b, s:b, s:s, s:o}", "enabled", 1, "filesystem", fs, "network", net, "pid_namespace",
-                     (clone_got & CLONE_NEWPID) != 0, "seccomp", sb->prog.filter != NULL, "capabilities",
+    return json_pack("{s:b, s:s, s:s, s:b, s:s, s:b, s:s, s:o}", "enabled", 1, "filesystem", fs, "network", net, "pid_namespace",
+                     (clone_got & CLONE_NEWPID) != 0, "proc",
+                     clone_got & CLONE_NEWNS ? "own" : "host's", "seccomp", sb->prog.filter != NULL, "capabilities",
                      sb->drop_caps ? "dropped" : geteuid() == 0 ? "kept" : "none (not root)", "limits", lims);
 }
 

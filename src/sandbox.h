@@ -33,7 +33,7 @@ typedef struct kbv_sandbox_spec {
     const char *scratch_base;            /* entries named kbv-* here (other evaluations' scratch) are secret too */
     const char *own_scratch;             /* ... except this one */
     int drop_caps;                       /* when root: no capabilities after exec */
-    int gpu;                             /* the worker will use CUDA: no Landlock, no namespaces (below) */
+    int gpu;                             /* the worker will use CUDA (Landlock only if CUDA works under it here) */
     long long max_file_bytes;            /* RLIMIT_FSIZE; 0: unlimited */
     long long max_data_bytes;            /* RLIMIT_DATA (host memory); 0: unlimited */
     long long max_cpu_s;                 /* RLIMIT_CPU; 0: unlimited */
@@ -48,6 +48,7 @@ typedef struct kbv_sandbox {
     int seccomp_net;                     /* the filter refuses internet sockets */
     int drop_caps, nnp;
     int clone_flags;                     /* namespaces proc_spawn should try */
+    unsigned long long ll_handled;       /* the access rights the Landlock ruleset handles */
     struct rlimit fsize, data, cpu, nproc;
     int set_nproc;
     char fs_note[160];                   /* why there is no Landlock */
@@ -56,18 +57,20 @@ typedef struct kbv_sandbox {
 /* Build the sandbox for spec. Layers the machine cannot give are left out and noted; only
  * a failure of kbv itself (out of memory) is an error. */
 int sandbox_prepare(kbv_sandbox *sb, const kbv_sandbox_spec *spec, kbv_err *err);
-/* In the forked child, before execve: apply everything. Async-signal-safe. Returns 0, or
- * an errno value for the step that failed. */
-int sandbox_enter(const kbv_sandbox *sb);
-/* The namespaces to ask clone() for (CLONE_NEWPID, CLONE_NEWNET), 0 when disabled. */
+/* In the forked child, before execve: apply everything. ns: the namespaces clone() gave it
+ * (with CLONE_NEWNS it mounts its own /proc). Async-signal-safe. Returns 0, or an
+ * errno value for the step that failed. */
+int sandbox_enter(const kbv_sandbox *sb, int ns);
+/* The namespaces to ask clone() for (CLONE_NEWPID with CLONE_NEWNS for its own /proc,
+ * CLONE_NEWNET), 0 when disabled. */
 int sandbox_clone_flags(const kbv_sandbox *sb);
 /* What applied, for the result: {"filesystem":..., "network":..., ...}. clone_got is the
  * set of namespace flags the spawn actually obtained. */
 json_t *sandbox_describe(const kbv_sandbox *sb, int clone_got);
 void sandbox_free(kbv_sandbox *sb);
 
-/* Whether KBV_SANDBOX_SKIP names layer (diagnosis: landlock, seccomp, ns, pidns, netns, caps,
- * limits, data, nnp, dumpable). */
+/* Whether KBV_SANDBOX_SKIP names layer (diagnosis: landlock, seccomp, ns, pidns, netns, proc,
+ * caps, limits, data, nnp, dumpable). */
 int sandbox_skips(const char *layer);
 
 /* Physical memory of the machine in bytes (0 if unknown). */
