@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <linux/capability.h>
 #include <linux/landlock.h>
 #include <linux/seccomp.h>
@@ -276,14 +277,17 @@ static int cuda_under_landlock(int ruleset_fd, unsigned long long handled, char 
             _exit(0);
         }
         close(fds[1]);
-        int st;
-        if (pid < 0 || read(fds[0], &r, sizeof r) != sizeof r) r = -3;
+        /* A wedged driver must not hang kbv: the child gets a minute, then is killed. */
+        struct pollfd pf = {.fd = fds[0], .events = POLLIN};
+        int st, ready = pid > 0 ? poll(&pf, 1, 60000) : 0;
+        if (ready <= 0 || read(fds[0], &r, sizeof r) != sizeof r) r = -3;
         close(fds[0]);
+        if (pid > 0 && ready <= 0) kill(pid, SIGKILL);
         if (pid > 0) waitpid(pid, &st, 0);
         /* No driver library here: Landlock is not what stops CUDA, keep it. */
         verdict = r == 0 || r == -2;
         if (r == -1) snprintf(saved, sizeof saved, "the self-test could not enter Landlock");
-        else if (r == -3) snprintf(saved, sizeof saved, "the self-test did not report");
+        else if (r == -3) snprintf(saved, sizeof saved, "the self-test did not report within 60 s");
         else snprintf(saved, sizeof saved, "cuInit or the primary context failed with CUresult %d under it", r);
     }
     snprintf(why, n, "%s", saved);
