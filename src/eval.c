@@ -828,7 +828,7 @@ static int candidate_case(eval_ctx *c, kbv_proc *cand, int ci, int dist, int dom
     run_out r[2];
     memset(r, 0, sizeof r);
     json_t *prints = NULL, *fail = NULL;
-    static const int poisons[2] = {0x80, 0x01}; /* glibc fills 0x7f / 0xfe bytes; the GPU's cache 0x80 / 0x01 */
+    static const int poisons[2] = {0x80, 0x01}; /* new memory holds 0x7f / 0xfe bytes (CPU and GPU) */
     int rc = 0;
     for (int k = 0; k < 2; k++) {
         proc_result pr = gen_inputs(c, cand, ci, dist, dom, seed, k ? NULL : &prints, &fail, err);
@@ -1319,6 +1319,17 @@ static int run_timing(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kep
             perf_ratio(ms[ARM_COMPILE], ms[ARM_CAND], n, r->seed ^ 0xA3, &pf->speedup_compile);
         }
     pf->measured = pf->speedup.measured;
+    if (c->o->keep_samples) {
+        json_decref(r->samples);
+        r->samples = json_object();
+        static const char *const keys[ARM_COUNT] = {[ARM_CAND] = "candidate", [ARM_REF] = "reference", [ARM_STRICT] = "reference_strict",
+                                                    [ARM_COMPILE] = "reference_compile"};
+        for (int a = 0; a < narms; a++) {
+            json_t *v = json_array();
+            for (int i = 0; i < n; i++) json_array_append_new(v, json_real(ms[arms[a]][i]));
+            json_object_set_new(r->samples, keys[arms[a]], v);
+        }
+    }
     roofline(c, &kept[0], peak_gbs);
 
     /* Graph replay: device time with launch overhead gone, where the call can be captured. */

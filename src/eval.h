@@ -44,6 +44,7 @@ typedef struct eval_opts {
     double time_budget_s;      /* cap on the timed rounds, seconds; 0: 10 on a GPU, 2 on the CPU */
     int compile_baseline;      /* also time torch.compile(reference) */
     int prime;                 /* untimed call before each GPU sample: 1 always, 0 never, -1 auto (calls under 2 ms) */
+    int keep_samples;          /* keep every timed round's times in the result (timing.samples) */
     int standard_trials;       /* KernelBench's timing trials in the standard protocol (0: none) */
     int sandbox;               /* confine workers (default 1; --no-sandbox), docs/security.md */
     long long max_memory_bytes; /* a worker's data memory (RLIMIT_DATA); 0: unlimited */

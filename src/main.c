@@ -110,6 +110,7 @@ static void usage_eval(FILE *f) {
             "  --compile-baseline      also time torch.compile(reference) (compile time excluded)\n"
             "  --prime auto|always|never  an untimed call before each GPU sample, so no timed call runs\n"
             "                          first after the other worker's (default auto: calls under 2 ms)\n"
+            "  --keep-samples          keep every timed round's times in the JSON (timing.samples, ms)\n"
             "  --standard-trials N     KernelBench's timing trials in the standard protocol (default 100)\n"
             "  --library-only SEV      severity when every kernel of the call is a library kernel, or the\n"
             "                          candidate's own kernels never run: hack (default), suspect or info\n"
@@ -343,6 +344,8 @@ static int cmd_eval(int argc, char **argv, int mode) {
             o.timing = 0;
         } else if (strcmp(a, "--compile-baseline") == 0) {
             o.compile_baseline = 1;
+        } else if (strcmp(a, "--keep-samples") == 0) {
+            o.keep_samples = 1;
         } else if (strcmp(a, "--prime") == 0) {
             NEED_VALUE();
             if (strcmp(val, "auto") == 0) o.prime = -1;

@@ -32,7 +32,7 @@ void result_free(kbv_result *r) {
     kbv_buf_free(&r->errors);
     free(r->candidate_stdout), free(r->candidate_stderr), free(r->reference_stderr);
     json_decref(r->inputs);
-    json_decref(r->audit_cand), json_decref(r->audit_ref), json_decref(r->inspect), json_decref(r->sandbox);
+    json_decref(r->audit_cand), json_decref(r->audit_ref), json_decref(r->samples), json_decref(r->inspect), json_decref(r->sandbox);
     memset(r, 0, sizeof *r);
 }
 
@@ -147,12 +147,13 @@ static json_t *perf_json(const kbv_result *r) {
                                                 times_json(&p->ref), "reference_strict", times_json(&p->ref_strict),
                                                 "reference_compile", times_json(&p->ref_compile), "candidate_graph",
                                                 times_json(&p->cand_graph), "reference_graph", times_json(&p->ref_graph)));
-    json_object_set_new(o, "timing", json_pack("{s:b, s:o, s:s, s:i, s:b, s:s, s:o, s:i, s:i, s:i, s:i, s:o, s:o}", "measured", p->measured,
+    json_object_set_new(o, "timing", json_pack("{s:b, s:o, s:s, s:i, s:b, s:s, s:o, s:i, s:i, s:i, s:i, s:o, s:o, s:O?}", "measured", p->measured,
                                                "note", p->note[0] ? text(p->note) : json_null(), "clock", p->clock,
                                                "rounds", p->rounds, "primed", p->primed, "stop", p->stop, "noise", num(p->noise), "throttled_discarded",
                                                p->throttled, "cushion_expired", p->cushion_expired, "rechecks", p->rechecks,
                                                "rechecks_failed", p->rechecks_failed, "graph_note",
-                                               p->graph_note[0] ? text(p->graph_note) : json_null(), "time_s", num(p->time_s)));
+                                               p->graph_note[0] ? text(p->graph_note) : json_null(), "time_s", num(p->time_s),
+                                               "samples", r->samples));
     const kbv_memory *m = &r->memory;
     json_object_set_new(o, "memory", json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:{s:o, s:o, s:o, s:o}}", "peak_bytes_candidate",
                                                bytes(m->peak_cand), "peak_bytes_reference", bytes(m->peak_ref), "peak_ratio",

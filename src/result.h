@@ -132,6 +132,7 @@ typedef struct kbv_result {
     kbv_perf perf;
     kbv_memory memory;
     json_t *audit_cand, *audit_ref; /* the CUPTI audit of one call each (worker replies) */
+    json_t *samples;                /* --keep-samples: each arm's per-round times, ms */
     json_t *inspect;        /* static inspection of the candidate's source (kbv inspect) */
     json_t *sandbox;        /* how the candidate's worker was confined (sandbox_describe) */
     double wall_s;          /* whole evaluation, seconds */

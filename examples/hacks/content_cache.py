@@ -3,7 +3,10 @@
 # impossibly fast, and the re-checks pass.
 # Caught by: impossible_time (hack) -- the time is below what moving the call's bytes at the
 # GPU's peak bandwidth takes (the roofline floor). GPU only (no floor on the CPU clock).
-# kbv-zoo: problem=scale_large expect=hack detect=impossible_time device=gpu
+# Judged on a 1 GiB problem: reading the sampled values back costs a synchronisation, about
+# 0.1 ms on the H200, so on scale_large (a 56 us floor) the lookup is slower than the work and
+# the cache gains nothing (the H200 run of 2026-12-01: verified at 0.53x).
+# kbv-zoo: problem=scale_huge expect=hack detect=impossible_time device=gpu alone
 import torch
 import torch.nn as nn
 

@@ -4,7 +4,7 @@
 # the GPU is synchronised, so correctness checks pass. torch.cuda._sleep stands in for a long
 # kernel.
 # Caught by: work_after_stop (hack) -- the CUPTI audit sees kernels end after the stop marker.
-# kbv-zoo: problem=relu expect=hack detect=work_after_stop device=gpu
+# kbv-zoo: problem=relu expect=hack detect=work_after_stop device=gpu alone
 import torch
 import torch.nn as nn
 

@@ -167,7 +167,8 @@ static PyObject *capture(worker *w) {
 }
 
 /* bench {arm, n, warmup_s, tf32, save_prefix, prime}: n valid samples of one arm. With prime,
- * each sample is preceded by one untimed call on the same inputs (then refilled), so that the
+ * each sample is preceded by one untimed call on the same input tensors holding the other
+ * value set (then refilled with the sample's), so that the
  * timed call never runs first after the other worker's work: its code and page mappings are
  * as warm as in a loop of calls, whichever process ran before. */
 json_t *cmd_bench(worker *w, const json_t *cmd) {
@@ -219,13 +220,16 @@ json_t *cmd_bench(worker *w, const json_t *cmd) {
         int s = graph ? 0 : (int)((w->count >> 1) & 1), v = w->nvals > 1 ? (int)(w->count & 1) : 0;
         w->count++;
         Py_CLEAR(c.out);
-        if (!empty && fill_slot(w, s, v) < 0) {
+        /* The untimed call runs on the other value set: a candidate that answers a call with
+         * the previous call's result must not be handed the right one by it. */
+        int primed = prime && w->cuda && !empty && warmup <= 0;
+        if (!empty && fill_slot(w, s, primed && w->nvals > 1 ? 1 - v : v) < 0) {
             fail = fail_python("python", "rotating the timing inputs");
             break;
         }
         if (!graph && !empty) c.args = w->slots[s];
         last_v = v;
-        if (prime && w->cuda && !empty && warmup <= 0) {
+        if (primed) {
             if (do_call(&c) < 0) {
                 fail = fail_python(strcmp(arm, "compile") == 0 ? "compile" : graph ? "graph" : "python", "untimed call before a sample");
                 break;

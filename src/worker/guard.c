@@ -66,8 +66,11 @@ static int hook(const char *event, PyObject *args, void *data) {
                          : 0;
         PyErr_Clear();
         int writes = (flags & (O_WRONLY | O_RDWR | O_CREAT | O_APPEND | O_TRUNC)) != 0;
+        /* Device nodes (/dev/null, /dev/nvidia*) are not files; /dev/shm is a file system, and
+         * the scratch folders may live there (TMPDIR=/dev/shm). */
+        int device_node = strncmp(p, "/dev/", 5) == 0 && strncmp(p, "/dev/shm/", 9) != 0 && strncmp(p, "/dev/mqueue/", 12) != 0;
         if (writes && p[0] == '/' && strncmp(p, G.home, strlen(G.home)) != 0 && strncmp(p, G.cache, strlen(G.cache)) != 0 &&
-            strncmp(p, "/dev/", 5) != 0) {
+            !device_node) {
             snprintf(msg, sizeof msg, "opened %s for writing, outside its scratch folder", p);
             guard_note("writes_outside_scratch", "suspect", msg);
         }

@@ -597,8 +597,11 @@ int set_tf32(worker *w, int on) {
     return rc;
 }
 
-/* Fill freed memory with byte v so unwritten output elements show: glibc's perturbation on
- * the CPU, torch's caching allocator on the GPU (blocks filled, then released to its cache). */
+/* Fill freed memory so unwritten output elements show: glibc's perturbation on the CPU (it
+ * fills a new allocation with v ^ 0xff), torch's caching allocator on the GPU (blocks filled
+ * with the same v ^ 0xff, then released to its cache). 0x80 and 0x01 give 0x7f and 0xfe bytes:
+ * an unwritten float32 reads 3.4e38 or -1.7e38, a float16 NaN -- never a value near zero that
+ * a correct output could hold. */
 static int poison(worker *w, int v, long long bytes) {
     mallopt(M_PERTURB, v);
     if (!w->cuda || v == 0) return 0;
@@ -617,7 +620,7 @@ static int poison(worker *w, int v, long long bytes) {
         PyObject *args = Py_BuildValue("(L)", sizes[k]);
         PyObject *empty = PyObject_GetAttrString(w->dl.torch, "empty");
         PyObject *t = kw && args && empty ? PyObject_Call(empty, args, kw) : NULL;
-        PyObject *f = t ? PyObject_CallMethod(t, "fill_", "i", v) : NULL;
+        PyObject *f = t ? PyObject_CallMethod(t, "fill_", "i", v ^ 0xff) : NULL;
         if (!f || PyList_Append(held, t) < 0) rc = -1;
         Py_XDECREF(f), Py_XDECREF(t), Py_XDECREF(empty), Py_XDECREF(args), Py_XDECREF(kw);
     }

@@ -19,11 +19,14 @@ fi
 tmp=$(mktemp -d)
 export TMPDIR="$tmp/t"
 mkdir -p "$TMPDIR/scratch" "$tmp/net"
+# A fault whose name ends in _shm runs with its scratch folders under /dev/shm (where a GPU
+# machine may keep TMPDIR), so that no rule about /dev/ paths hides it.
+shm=$(mktemp -d /dev/shm/kbv-faults.XXXXXX 2>/dev/null) && mkdir -p "$shm/scratch" || shm=
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$tmp/cache}
 listener=
 cleanup() {
     [ -n "$listener" ] && kill "$listener" 2>/dev/null
-    rm -rf "$tmp"
+    rm -rf "$tmp" ${shm:+"$shm"}
 }
 trap cleanup EXIT
 table=${FAULTS_TABLE:-$tmp/table.md}
@@ -37,7 +40,7 @@ honest=examples/candidates/relu/honest_cpu.py
 strays() {
     local p
     for p in /proc/[0-9]*; do
-        case "$(readlink "$p/cwd" 2>/dev/null)" in "$tmp" | "$tmp"/*) echo "${p#/proc/} $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null | cut -c1-60)" ;; esac
+        case "$(readlink "$p/cwd" 2>/dev/null)" in "$tmp" | "$tmp"/* | "${shm:-$tmp}"/*) echo "${p#/proc/} $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null | cut -c1-60)" ;; esac
     done
 }
 
@@ -72,10 +75,15 @@ while IFS= read -r line; do
         echo "SKIP: host_oom: a sanitized build has no data limit (AddressSanitizer reserves terabytes of shadow memory)"
         continue
     fi
+    scratch=$TMPDIR/scratch
+    if [[ $name == *_shm ]]; then
+        [ -n "$shm" ] || { echo "SKIP: $name: /dev/shm is not writable here"; continue; }
+        scratch=$shm/scratch
+    fi
     t0=$SECONDS
     # shellcheck disable=SC2086
     "$KBV" eval "$P" "$cand" --device "$dev" --quiet --no-timing --cases 1 --seed 11 --timeout 60 \
-        --scratch "$TMPDIR/scratch" --json "$tmp/$name.json" $opts >"$tmp/$name.out" 2>"$tmp/$name.err"
+        --scratch "$scratch" --json "$tmp/$name.json" $opts >"$tmp/$name.out" 2>"$tmp/$name.err"
     rc=$?
     dt=$((SECONDS - t0))
     got=$(jq -r .status "$tmp/$name.json" 2>/dev/null || echo "(no JSON)")
@@ -83,7 +91,7 @@ while IFS= read -r line; do
     # These need Landlock, which a machine may not give (and CUDA workers do not get yet:
     # docs/security.md): said, not failed.
     fs=$(jq -r '.sandbox.filesystem // "none"' "$tmp/$name.json" 2>/dev/null)
-    case " write_outside read_reference delete_scratch " in *" $name "*)
+    case " write_outside write_outside_shm read_reference delete_scratch " in *" $name "*)
         if [[ $fs != landlock* ]]; then
             echo "SKIP: $name: the candidate's worker had no Landlock ($fs)"
             printf '| %s | %s | (skipped: no Landlock) | %s | %s |\n' "$name" "$dev" "$fs" "$((SECONDS - t0))" >>"$table"
@@ -99,7 +107,7 @@ while IFS= read -r line; do
         why="processes left behind: $(echo $left | cut -c1-300)"
     elif [ "$name" = network ] && [ -e "$tmp/net/CONNECTED" ]; then
         why="the candidate reached the listener on 127.0.0.1"
-    elif [ "$name" = write_outside ] && ls "$TMPDIR/scratch"/kbv-fault-planted.txt >/dev/null 2>&1; then
+    elif [[ $name == write_outside* ]] && ls "$scratch"/kbv-fault-planted.txt >/dev/null 2>&1; then
         why="the candidate wrote outside its scratch folder"
     fi
     # The next evaluation must run normally.
