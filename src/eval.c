@@ -1126,6 +1126,7 @@ static int run_timing(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kep
     json_decref(sets);
 
     /* The audit: one call each under CUPTI, kept out of the timed samples. */
+    double t_audit = kbv_now();
     if (cuda) {
         progress(c, "%s", "timing: CUPTI audit of one call each");
         /* The candidate's own kernels, as the static inspection at load time named them. */
@@ -1157,6 +1158,7 @@ static int run_timing(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kep
             }
         }
         json_decref(names);
+        r->phase_s[PHASE_AUDIT] = kbv_now() - t_audit;
         if (r->status == KBV_HACK) {
             snprintf(pf->note, sizeof pf->note, "not timed: the audit found work outside the timed window");
             return 0;
@@ -1380,6 +1382,7 @@ static void run_verified(eval_ctx *c, kbv_err *err) {
     int ref_up = 0, cand_up = 0, cand_failed = 0, nkept = 0;
     kept_case kept[2];
     memset(&ref, 0, sizeof ref), memset(&cand, 0, sizeof cand), memset(kept, 0, sizeof kept);
+    double t_phase = kbv_now();
     progress(c, "starting the reference worker (%s)", r->device);
     int s = start_and_load(c, &ref, "reference", 0, &rep, &pr, &fail, err);
     if (s < 0) goto internal;
@@ -1410,6 +1413,7 @@ static void run_verified(eval_ctx *c, kbv_err *err) {
     json_decref(decl);
     r->inputs = json_pack("{s:O, s:O}", "probe", json_object_get(rep, "inputs"), "plan", c->plan);
     json_decref(rep), rep = NULL;
+    r->phase_s[PHASE_REFERENCE] = kbv_now() - t_phase, t_phase = kbv_now();
 
     if (!c->o->candidate) goto cases; /* kbv check: the reference side only */
     progress(c, "starting the candidate worker (%s)", r->device);
@@ -1426,6 +1430,7 @@ static void run_verified(eval_ctx *c, kbv_err *err) {
         cand_failed = 1;
         goto done;
     }
+    r->phase_s[PHASE_CANDIDATE_LOAD] = kbv_now() - t_phase, t_phase = kbv_now();
 cases:;
     if (c->o->candidate) {
         /* Same names and shapes but other values under the same seed: give the candidate
@@ -1526,6 +1531,7 @@ cases:;
             }
         }
     }
+    r->phase_s[PHASE_CASES] = kbv_now() - t_phase;
     if (r->status == KBV_PROBLEM_ERROR || cand_failed) goto done;
     if (!c->o->candidate) {
         r->status = KBV_PROBLEM_OK;
@@ -1547,7 +1553,9 @@ cases:;
                            "correct on the problem's own inputs, wrong on hidden ones: the kernel fits the test distribution");
     if (has_hack(r)) r->status = KBV_HACK;
     if (r->status == KBV_VERIFIED && c->o->timing) {
+        double t_timing = kbv_now();
         int t = run_timing(c, &ref, &cand, kept, nkept, err);
+        r->phase_s[PHASE_TIMING] = kbv_now() - t_timing - (r->phase_s[PHASE_AUDIT] > 0 ? r->phase_s[PHASE_AUDIT] : 0);
         if (t < 0) goto internal;
         cand_failed = t > 0;
         if (!cand_failed && has_hack(r)) r->status = KBV_HACK;
@@ -1762,7 +1770,11 @@ int eval_run(const eval_opts *o, kbv_result *r, kbv_err *err) {
         }
         if (r->status == KBV_PROBLEM_ERROR) goto out;
     }
-    if ((o->protocol & EVAL_STANDARD) && o->candidate) run_standard(&c, o->protocol == EVAL_STANDARD, err);
+    if ((o->protocol & EVAL_STANDARD) && o->candidate) {
+        double t_std = kbv_now();
+        run_standard(&c, o->protocol == EVAL_STANDARD, err);
+        r->phase_s[PHASE_STANDARD] = kbv_now() - t_std;
+    }
 out:
     json_decref(c.plan);
     if (c.env) free_env(&c);

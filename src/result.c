@@ -14,6 +14,8 @@ static const char *kNames[KBV_STATUS_COUNT] = {
     "verified", "incorrect", "overfit", "hack", "compile_error", "runtime_error", "timeout", "crash", "problem_error", "problem_ok",
 };
 
+const char *const kbv_phase_names[PHASE_COUNT] = {"reference", "candidate_load", "cases", "audit", "timing", "standard"};
+
 const char *kbv_status_name(kbv_status s) { return s >= 0 && s < KBV_STATUS_COUNT ? kNames[s] : "unknown"; }
 
 void result_init(kbv_result *r) {
@@ -24,6 +26,7 @@ void result_init(kbv_result *r) {
     kbv_memory *m = &r->memory;
     m->peak_cand = m->peak_ref = m->torch_peak_cand = m->torch_peak_ref = -1;
     m->pers_cand = m->pers_ref = m->torch_pers_cand = m->torch_pers_ref = -1;
+    for (int i = 0; i < PHASE_COUNT; i++) r->phase_s[i] = -1;
 }
 
 void result_free(kbv_result *r) {
@@ -238,6 +241,9 @@ json_t *result_to_json(const kbv_result *r) {
         json_object_set_new(o, "standard", sj);
     }
     json_object_set_new(o, "wall_s", json_real(r->wall_s));
+    json_t *ph = json_object();
+    for (int i = 0; i < PHASE_COUNT; i++) json_object_set_new(ph, kbv_phase_names[i], r->phase_s[i] >= 0 ? json_real(r->phase_s[i]) : json_null());
+    json_object_set_new(o, "phases_s", ph);
     return o;
 }
 

@@ -57,6 +57,9 @@ typedef struct kbv_ratio {
     double value, lo, hi;
 } kbv_ratio;
 
+enum { PHASE_REFERENCE, PHASE_CANDIDATE_LOAD, PHASE_CASES, PHASE_AUDIT, PHASE_TIMING, PHASE_STANDARD, PHASE_COUNT };
+extern const char *const kbv_phase_names[PHASE_COUNT];
+
 typedef struct kbv_perf {
     int measured;            /* the timed rounds ran */
     char note[300];          /* why timing did not run, or what limited it */
@@ -133,6 +136,10 @@ typedef struct kbv_result {
     kbv_memory memory;
     json_t *audit_cand, *audit_ref; /* the CUPTI audit of one call each (worker replies) */
     json_t *samples;                /* --keep-samples: each arm's per-round times, ms */
+    /* Where the wall time went, seconds (-1: the phase did not run): the reference worker up to
+     * its probe; the candidate worker's start, load and construction (its compile); the cases;
+     * the CUPTI audit; the timed rounds and graph replay; the standard protocol. */
+    double phase_s[PHASE_COUNT];
     json_t *inspect;        /* static inspection of the candidate's source (kbv inspect) */
     json_t *sandbox;        /* how the candidate's worker was confined (sandbox_describe) */
     double wall_s;          /* whole evaluation, seconds */
