@@ -150,13 +150,15 @@ static json_t *perf_json(const kbv_result *r) {
                                                 times_json(&p->ref), "reference_strict", times_json(&p->ref_strict),
                                                 "reference_compile", times_json(&p->ref_compile), "candidate_graph",
                                                 times_json(&p->cand_graph), "reference_graph", times_json(&p->ref_graph)));
-    json_object_set_new(o, "timing", json_pack("{s:b, s:o, s:s, s:i, s:b, s:s, s:o, s:i, s:i, s:i, s:i, s:o, s:o, s:O?}", "measured", p->measured,
+    json_object_set_new(o, "timing", json_pack("{s:b, s:o, s:s, s:i, s:b, s:s, s:o, s:i, s:i, s:i, s:i, s:o, s:o, s:O?, s:i, s:o, s:o}", "measured", p->measured,
                                                "note", p->note[0] ? text(p->note) : json_null(), "clock", p->clock,
                                                "rounds", p->rounds, "primed", p->primed, "stop", p->stop, "noise", num(p->noise), "throttled_discarded",
                                                p->throttled, "cushion_expired", p->cushion_expired, "rechecks", p->rechecks,
                                                "rechecks_failed", p->rechecks_failed, "graph_note",
                                                p->graph_note[0] ? text(p->graph_note) : json_null(), "time_s", num(p->time_s),
-                                               "samples", r->samples));
+                                               "samples", r->samples, "fresh_rounds", p->fresh_rounds, "speedup_fresh_values",
+                                               p->fresh_rounds ? num(p->speedup_fresh) : json_null(), "speedup_seen_values",
+                                               p->fresh_rounds ? num(p->speedup_seen) : json_null()));
     const kbv_memory *m = &r->memory;
     json_object_set_new(o, "memory", json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:{s:o, s:o, s:o, s:o}}", "peak_bytes_candidate",
                                                bytes(m->peak_cand), "peak_bytes_reference", bytes(m->peak_ref), "peak_ratio",
@@ -199,6 +201,9 @@ json_t *result_to_json(const kbv_result *r) {
         else if (!c->skipped)
             json_object_set_new(cj, "tolerance", json_pack("{s:o, s:o}", "atol", num(c->atol), "rtol", num(c->rtol)));
         if (c->detail[0]) json_object_set_new(cj, "detail", text(c->detail));
+        if (c->t_reference_s > 0)
+            json_object_set_new(cj, "time_s", json_pack("{s:f, s:f, s:f}", "reference", c->t_reference_s, "candidate", c->t_candidate_s,
+                                                         "judge", c->t_judge_s));
         json_array_append_new(cases, cj);
     }
     json_object_set_new(o, "cases", cases);

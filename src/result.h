@@ -43,6 +43,9 @@ typedef struct kbv_case {
     double atol, rtol;     /* the standard protocol's trials: KernelBench's tolerance */
     int klass;             /* judge_class of the worst output; -1 when not judged */
     char detail[320];      /* why it failed; empty if passed */
+    /* wall seconds: the reference's runs (every domain tried, the files written), the
+     * candidate's two runs, kbv's judging; 0 where that part did not run */
+    double t_reference_s, t_candidate_s, t_judge_s;
 } kbv_case;
 
 /* Milliseconds of one arm's samples. */
@@ -72,6 +75,8 @@ typedef struct kbv_perf {
     double noise;            /* relative half-width of the speedup's CI when it stopped */
     int throttled, cushion_expired, rechecks, rechecks_failed;
     int primed;              /* each GPU sample followed an untimed call (--prime) */
+    int fresh_rounds;        /* rounds on values no call had seen (value_cache_check) */
+    double speedup_fresh, speedup_seen; /* median ratio on those rounds and on the others */
     char graph_note[200];    /* why there is no graph-replay figure */
     double time_s;           /* wall time of the timing phase */
 } kbv_perf;

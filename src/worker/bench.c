@@ -94,6 +94,13 @@ json_t *cmd_bench_setup(worker *w, const json_t *cmd) {
         if (!r) return fail_python("python", "torch.cuda.empty_cache()");
     }
     w->nvals = (int)json_array_size(sets);
+    json_decref(w->fresh_spec);
+    const json_t *fr = json_object_get(cmd, "fresh");
+    w->fresh_spec = json_is_array(json_object_get(fr, "inputs")) ? json_deep_copy(json_object_get(fr, "inputs")) : NULL;
+    w->fresh_seed = json_integer_value(json_object_get(fr, "seed"));
+    w->fresh_gen = 0;
+    for (size_t j = 0; j < json_array_size(w->fresh_spec); j++)
+        w->fresh_gen |= strcmp(json_string_value(json_object_get(json_array_get(w->fresh_spec, j), "kind")) ?: "", "gen") == 0;
     for (int k = 0; k < w->nvals; k++) {
         const json_t *s = json_array_get(sets, (size_t)k);
         json_t *fail = make_inputs(w, json_object_get(s, "inputs"), json_integer_value(json_object_get(s, "seed")), &w->vals[k]);
@@ -107,6 +114,7 @@ json_t *cmd_bench_setup(worker *w, const json_t *cmd) {
     w->count = 0;
     if (w->cuda && gpu_sync(&err) < 0) return proto_fail("cuda", err.msg, NULL);
     json_t *r = proto_ok();
+    json_object_set_new(r, "fresh", json_boolean(w->fresh_gen));
     if (w->timer) {
         json_object_set_new(r, "l2_bytes", json_integer(gpu_timer_l2_bytes(w->timer)));
         json_object_set_new(r, "peak_mhz", json_real(gpu_timer_peak_mhz(w->timer)));
@@ -128,6 +136,36 @@ static int fill_slot(worker *w, int s, int v) {
     }
     w->slot_vals[s] = v;
     return 0;
+}
+
+/* Put values no call has seen into slot s: the generated inputs of bench_setup's "fresh" specs
+ * (a hidden case's) drawn under tag 0x40000000 + tag (case tags are small), the same in both
+ * workers for the same tag. Returns the failure reply, or NULL. */
+static json_t *fill_fresh(worker *w, int s, long long tag) {
+    json_t *spec = json_deep_copy(w->fresh_spec);
+    if (!spec) return proto_fail("io", "out of memory", NULL);
+    for (size_t j = 0; j < json_array_size(spec); j++) {
+        json_t *e = json_array_get(spec, j);
+        if (json_object_get(e, "tag")) json_object_set_new(e, "tag", json_integer(0x40000000LL + (tag & 0x3fffffffLL)));
+    }
+    PyObject *vals = NULL;
+    json_t *fail = make_inputs(w, spec, w->fresh_seed, &vals);
+    json_decref(spec);
+    if (fail) return fail;
+    PyObject *dst = w->slots[s];
+    for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(dst) && j < PyTuple_GET_SIZE(vals); j++) {
+        PyObject *d = PyTuple_GET_ITEM(dst, j);
+        if (!is_tensor(w, d)) continue;
+        PyObject *r = PyObject_CallMethod(d, "copy_", "O", PyTuple_GET_ITEM(vals, j));
+        if (!r) {
+            Py_DECREF(vals);
+            return fail_python("python", "writing new values into the timing inputs");
+        }
+        Py_DECREF(r);
+    }
+    Py_DECREF(vals);
+    w->slot_vals[s] = -1;
+    return NULL;
 }
 
 /* CPU mode: wall clock around the call, after overwriting more than the last-level cache. */
@@ -166,7 +204,9 @@ static PyObject *capture(worker *w) {
     return g;
 }
 
-/* bench {arm, n, warmup_s, tf32, save_prefix, prime}: n valid samples of one arm. With prime,
+/* bench {arm, n, warmup_s, tf32, save_prefix, prime, fresh}: n valid samples of one arm. With
+ * fresh (a tag), the samples run on values no call has seen (fill_fresh); kbv compares the
+ * candidate's speed on them with its speed on the two value sets it sees again and again. With prime,
  * each sample is preceded by one untimed call on the same input tensors holding the other
  * value set (then refilled with the sample's), so that the
  * timed call never runs first after the other worker's work: its code and page mappings are
@@ -177,6 +217,8 @@ json_t *cmd_bench(worker *w, const json_t *cmd) {
     double warmup = json_number_value(json_object_get(cmd, "warmup_s"));
     const char *save = json_string_value(json_object_get(cmd, "save_prefix"));
     int prime = json_is_true(json_object_get(cmd, "prime"));
+    const json_t *fj = json_object_get(cmd, "fresh");
+    long long fresh = json_is_integer(fj) ? json_integer_value(fj) : -1;
     kbv_err err = {{0}};
     if (!arm) return proto_fail("protocol", "bench needs an arm", NULL);
     if (!w->slots[0]) return proto_fail("protocol", "bench before bench_setup", NULL);
@@ -223,12 +265,13 @@ json_t *cmd_bench(worker *w, const json_t *cmd) {
         /* The untimed call runs on the other value set: a candidate that answers a call with
          * the previous call's result must not be handed the right one by it. */
         int primed = prime && w->cuda && !empty && warmup <= 0;
-        if (!empty && fill_slot(w, s, primed && w->nvals > 1 ? 1 - v : v) < 0) {
+        int fresh_now = fresh >= 0 && w->fresh_gen && !graph && !empty && warmup <= 0 && !save;
+        if (!empty && (primed || !fresh_now) && fill_slot(w, s, primed && w->nvals > 1 ? 1 - v : v) < 0) {
             fail = fail_python("python", "rotating the timing inputs");
             break;
         }
         if (!graph && !empty) c.args = w->slots[s];
-        last_v = v;
+        last_v = fresh_now ? -1 : v;
         if (primed) {
             if (do_call(&c) < 0) {
                 fail = fail_python(strcmp(arm, "compile") == 0 ? "compile" : graph ? "graph" : "python", "untimed call before a sample");
@@ -236,11 +279,12 @@ json_t *cmd_bench(worker *w, const json_t *cmd) {
             }
             Py_CLEAR(c.out);
             w->slot_vals[s] = -1; /* the call may write its inputs: put the values back */
-            if (fill_slot(w, s, v) < 0) {
+            if (!fresh_now && fill_slot(w, s, v) < 0) {
                 fail = fail_python("python", "rotating the timing inputs");
                 break;
             }
         }
+        if (fresh_now && (fail = fill_fresh(w, s, fresh + done))) break;
         gpu_sample gs = {0};
         int call_failed = 0;
         if (!w->cuda) {

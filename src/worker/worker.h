@@ -30,6 +30,9 @@ typedef struct worker {
     PyObject *slots[BENCH_SETS]; /* the tuples the calls get: two sets of addresses */
     int slot_vals[BENCH_SETS];   /* which values each slot holds now */
     int nvals;
+    json_t *fresh_spec;          /* bench_setup's "fresh" input specs: new values for a sample are */
+    long long fresh_seed;        /* drawn from them under another tag (bench's "fresh") */
+    int fresh_gen;               /* some input is generated, so fresh values differ */
     unsigned long long count;    /* samples so far: picks slot and values */
     PyObject *compiled;  /* torch.compile(model), made on first use */
     PyObject *graph;     /* a captured CUDA graph of the call, made on first use */
