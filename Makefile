@@ -157,7 +157,7 @@ test-gpu: all $(if $(NVCC),$(BUILD)/tests/gen_check) $(BUILD)/tests/sb_probe
 	@if [ -e /dev/nvidiactl ] && [ -x $(BUILD)/tests/gen_check ]; then $(BUILD)/tests/gen_check; \
 	 else echo "SKIP: gen_check needs an NVIDIA GPU and nvcc"; fi
 	@KBV=$(abspath $(firstword $(BINS))) GPU_JOBS=$(or $(GPU_JOBS),1) tests/gpu/run.sh '$(GPU_CASES)'
-	@if [ -e /dev/nvidiactl ]; then KBV=$(abspath $(firstword $(BINS))) tests/zoo.sh cuda '$(ZOO_CASES)'; \
+	@if [ -e /dev/nvidiactl ]; then ZOO_JOBS=$${ZOO_JOBS:-6} KBV=$(abspath $(firstword $(BINS))) tests/zoo.sh cuda '$(ZOO_CASES)'; \
 	 else echo "SKIP: the zoo on the GPU needs an NVIDIA GPU"; fi
 	@KBV=$(abspath $(firstword $(BINS))) tests/faults/run.sh cuda '$(FAULT_CASES)'
 

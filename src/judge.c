@@ -28,22 +28,40 @@ static int same_shape(const kbv_tensor *a, const kbv_tensor *b) {
     return 1;
 }
 
+static inline void err_step(judge_err *e, double *num, double *den, double ov, double xv) {
+    if (!isfinite(ov) || !isfinite(xv)) {
+        int same = (isnan(ov) && isnan(xv)) || (isinf(ov) && ov == xv);
+        e->nonfinite_mismatch += !same;
+        return;
+    }
+    double d = fabs(xv - ov);
+    *num += d * d, *den += ov * ov;
+    if (d > e->max_abs) e->max_abs = d;
+    if (ov != 0 && d > e->max_rel * fabs(ov)) { /* the division only where it may raise the max */
+        double r = d / fabs(ov);
+        if (r > e->max_rel) e->max_rel = r;
+    }
+}
+
+/* One loop per common pair of float dtypes (the oracle is float64, outputs float32), so that
+ * the element type is not decided again for every element; any other pair reads through
+ * kbv_tensor_get. */
+#define ERR_LOOP(OT, XT)                                                                                \
+    do {                                                                                                \
+        const OT *op = (const OT *)o->data;                                                             \
+        const XT *xp = (const XT *)x->data;                                                             \
+        for (int64_t i = 0; i < n; i++) err_step(e, &num, &den, (double)op[i], (double)xp[i]);          \
+    } while (0)
+
 void judge_error(const kbv_tensor *o, const kbv_tensor *x, judge_err *e) {
     memset(e, 0, sizeof *e);
     double num = 0, den = 0;
     int64_t n = kbv_tensor_numel(o);
-    for (int64_t i = 0; i < n; i++) {
-        double ov = kbv_tensor_get(o, i), xv = kbv_tensor_get(x, i);
-        if (!isfinite(ov) || !isfinite(xv)) {
-            int same = (isnan(ov) && isnan(xv)) || (isinf(ov) && ov == xv);
-            e->nonfinite_mismatch += !same;
-            continue;
-        }
-        double d = fabs(xv - ov);
-        num += d * d, den += ov * ov;
-        if (d > e->max_abs) e->max_abs = d;
-        if (ov != 0 && d / fabs(ov) > e->max_rel) e->max_rel = d / fabs(ov);
-    }
+    if (o->dtype == KBV_DT_F64 && x->dtype == KBV_DT_F32) ERR_LOOP(double, float);
+    else if (o->dtype == KBV_DT_F32 && x->dtype == KBV_DT_F32) ERR_LOOP(float, float);
+    else if (o->dtype == KBV_DT_F64 && x->dtype == KBV_DT_F64) ERR_LOOP(double, double);
+    else
+        for (int64_t i = 0; i < n; i++) err_step(e, &num, &den, kbv_tensor_get(o, i), kbv_tensor_get(x, i));
     e->norm_rel = den > 0 ? sqrt(num / den) : (num > 0 ? INFINITY : 0);
 }
 

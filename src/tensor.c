@@ -105,23 +105,6 @@ float kbv_bf16_to_float(uint16_t h) {
     return f;
 }
 
-double kbv_tensor_get(const kbv_tensor *t, int64_t i) {
-    const char *p = (const char *)t->data;
-    switch (t->dtype) {
-    case KBV_DT_BOOL: return ((const uint8_t *)p)[i] != 0;
-    case KBV_DT_U8: return ((const uint8_t *)p)[i];
-    case KBV_DT_I8: return ((const int8_t *)p)[i];
-    case KBV_DT_I16: return ((const int16_t *)p)[i];
-    case KBV_DT_I32: return ((const int32_t *)p)[i];
-    case KBV_DT_I64: return (double)((const int64_t *)p)[i];
-    case KBV_DT_F16: return kbv_half_to_float(((const uint16_t *)p)[i]);
-    case KBV_DT_BF16: return kbv_bf16_to_float(((const uint16_t *)p)[i]);
-    case KBV_DT_F32: return ((const float *)p)[i];
-    case KBV_DT_F64: return ((const double *)p)[i];
-    default: return NAN;
-    }
-}
-
 void kbv_tensor_shape_str(const kbv_tensor *t, char *out, size_t outlen) {
     size_t o = 0;
     o += (size_t)snprintf(out + o, o < outlen ? outlen - o : 0, "[");

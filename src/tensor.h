@@ -9,6 +9,7 @@
 #ifndef KBV_TENSOR_H
 #define KBV_TENSOR_H
 
+#include <math.h>
 #include <stdint.h>
 #include <stddef.h>
 
@@ -51,8 +52,6 @@ int64_t kbv_tensor_numel(const kbv_tensor *t);
 /* Allocate zeroed host storage for t's shape and dtype (strides set contiguous). */
 int kbv_tensor_alloc(kbv_tensor *t, kbv_dtype dt, int ndim, const int64_t *shape, kbv_err *err);
 void kbv_tensor_free(kbv_tensor *t);
-/* Element i (C order) as a double; integers and bools convert exactly up to 2^53. */
-double kbv_tensor_get(const kbv_tensor *t, int64_t i);
 /* Shape as text, e.g. "[64, 128]". */
 void kbv_tensor_shape_str(const kbv_tensor *t, char *out, size_t outlen);
 
@@ -63,5 +62,24 @@ int kbv_tensor_load(kbv_tensor *t, const char *path, kbv_err *err);
 /* Half-precision conversions (round to nearest even) used by loaders and tests. */
 float kbv_half_to_float(uint16_t h);
 float kbv_bf16_to_float(uint16_t h);
+
+/* Element i (C order) as a double; integers and bools convert exactly up to 2^53. Inline:
+ * the judge calls it for every element. */
+static inline double kbv_tensor_get(const kbv_tensor *t, int64_t i) {
+    const char *p = (const char *)t->data;
+    switch (t->dtype) {
+    case KBV_DT_BOOL: return ((const uint8_t *)p)[i] != 0;
+    case KBV_DT_U8: return ((const uint8_t *)p)[i];
+    case KBV_DT_I8: return ((const int8_t *)p)[i];
+    case KBV_DT_I16: return ((const int16_t *)p)[i];
+    case KBV_DT_I32: return ((const int32_t *)p)[i];
+    case KBV_DT_I64: return (double)((const int64_t *)p)[i];
+    case KBV_DT_F16: return kbv_half_to_float(((const uint16_t *)p)[i]);
+    case KBV_DT_BF16: return kbv_bf16_to_float(((const uint16_t *)p)[i]);
+    case KBV_DT_F32: return ((const float *)p)[i];
+    case KBV_DT_F64: return ((const double *)p)[i];
+    default: return NAN;
+    }
+}
 
 #endif

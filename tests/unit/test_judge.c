@@ -122,6 +122,19 @@ int main(void) {
     ((float *)b2.data)[1] = NAN;
     CHECK(judge_kernelbench_allclose(&a2, &b2, 1e-2, &mabs, why, sizeof why) == 0);
     kbv_tensor_free(&a2), kbv_tensor_free(&b2);
+    /* judge_error's loop for float64 vs float32 gives what the generic one (an int64 oracle
+     * with the same values) gives, non-finite elements included */
+    {
+        const double ovals[6] = {1, 2, 3, 0, -4, 5}, xvals[6] = {1.5, 2, NAN, 0, -4, INFINITY};
+        kbv_tensor of, oi, xf;
+        make(&of, KBV_DT_F64, 6, ovals), make(&oi, KBV_DT_I64, 6, ovals), make(&xf, KBV_DT_F32, 6, xvals);
+        judge_err ef, ei;
+        judge_error(&of, &xf, &ef), judge_error(&oi, &xf, &ei);
+        CHECK(ef.nonfinite_mismatch == 2 && ef.nonfinite_mismatch == ei.nonfinite_mismatch);
+        CHECK(ef.max_abs == 0.5 && ef.max_abs == ei.max_abs && ef.max_rel == 0.5 && ef.max_rel == ei.max_rel);
+        CHECK(ef.norm_rel == ei.norm_rel && fabs(ef.norm_rel - 0.5 / sqrt(21.0)) < 1e-15);
+        kbv_tensor_free(&of), kbv_tensor_free(&oi), kbv_tensor_free(&xf);
+    }
     kbv_tensor_free(&ot), kbv_tensor_free(&t), kbv_tensor_free(&st);
     free(ov), free(tv), free(sv), free(cv);
     CHECK_DONE("test_judge");
