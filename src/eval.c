@@ -988,11 +988,12 @@ static json_t *bench_cmd(int arm, double warmup, const char *save, int prime, lo
     return cmd;
 }
 
-/* A cache keyed on the inputs' content: a candidate much faster, against the reference, on the
- * two value sets it is called with again and again than on values no call has seen. Rounds
- * are paired (the same values in both arms), so the reference's own value dependence cancels.
- * Flags when the speedup on seen values is more than 1.5 times the speedup on new ones and
- * their interquartile ranges do not overlap (docs/hacks.md). */
+/* A cache keyed on the inputs' content: a candidate much faster, against the reference, on a
+ * hidden case's own values (repeated in every such round) than on values drawn like them that
+ * no call has seen. Both kinds of round come from the same distribution, and each round runs
+ * both arms on the same values, so an honest kernel whose speed depends on the data shows no
+ * gap. Flags when the speedup on seen values is more than 1.5 times the speedup on new ones and
+ * their interquartile ranges do not overlap, after at least 5 rounds of each (docs/hacks.md). */
 static void value_cache_check(eval_ctx *c, const double *ref, const double *cand, const unsigned char *fresh, int n) {
     kbv_perf *pf = &c->r->perf;
     double *q[2] = {malloc(sizeof(double) * (size_t)(n > 0 ? n : 1)), malloc(sizeof(double) * (size_t)(n > 0 ? n : 1))};
@@ -1008,7 +1009,7 @@ static void value_cache_check(eval_ctx *c, const double *ref, const double *cand
         pf->speedup_seen = stats_median(q[0], (size_t)m[0]);
         pf->speedup_fresh = stats_median(q[1], (size_t)m[1]);
     }
-    if (m[0] >= 8 && m[1] >= 8 && pf->speedup_seen > 1.5 * pf->speedup_fresh &&
+    if (m[0] >= 5 && m[1] >= 5 && pf->speedup_seen > 1.5 * pf->speedup_fresh &&
         stats_quantile(q[1], (size_t)m[1], 0.75) < stats_quantile(q[0], (size_t)m[0], 0.25)) {
         result_add_finding(c->r, "value_cache", "hack",
                            json_pack("{s:i, s:i, s:f, s:f}", "seen_rounds", m[0], "fresh_rounds", m[1], "speedup_seen", pf->speedup_seen,
@@ -1280,10 +1281,13 @@ static int run_timing(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kep
     double *ms[ARM_COUNT];
     for (int a = 0; a < ARM_COUNT; a++) ms[a] = calloc(MAX_ROUNDS, sizeof(double));
     double *ratio = calloc(MAX_ROUNDS, sizeof(double));
-    unsigned char *is_fresh = calloc(MAX_ROUNDS, 1);
-    int rc = 0, n = 0;
+    /* value_cache_check's rounds: the reference's and the candidate's times, and whether the
+     * values were new */
+    double *dref = calloc(MAX_ROUNDS, sizeof(double)), *dcand = calloc(MAX_ROUNDS, sizeof(double));
+    unsigned char *dnew = calloc(MAX_ROUNDS, 1);
+    int rc = 0, n = 0, nd = 0;
     long long nround = 0;
-    if (!ratio || !is_fresh || !ms[0] || !ms[1] || !ms[2] || !ms[3]) {
+    if (!ratio || !dref || !dcand || !dnew || !ms[0] || !ms[1] || !ms[2] || !ms[3]) {
         rc = kbv_seterr(err, "out of memory");
         goto out;
     }
@@ -1303,14 +1307,21 @@ static int run_timing(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kep
             int j = (int)(rng % (uint64_t)(a + 1)), t = order[a];
             order[a] = order[j], order[j] = t;
         }
-        int check = n % 16 == 0 || n % 16 == 1; /* consecutive rounds: both value sets */
-        /* Every other round that is not re-checked runs on values no call has seen (the same
-         * in every arm): a cache keyed on the inputs' content shows as a gap between these
-         * rounds and the others (value_cache_check). */
-        long long fresh = fresh_ok && !check && (nround & 1) ? nround : -1;
+        /* Two rounds in six run the candidate and the reference on a hidden case's inputs
+         * instead of the rotation, for value_cache_check only: one on that case's own values
+         * (the same in every such round: values the call has seen), one on values drawn like
+         * them that no call has seen. A cache keyed on the inputs' content is fast on the first
+         * and slow on the second; an honest kernel runs both alike (same distribution). */
+        int phase = (int)(nround % 6);
+        int kind = fresh_ok && phase == 2 ? 1 : fresh_ok && phase == 5 ? 2 : 0; /* 0 headline, 1 seen, 2 new */
+        long long fresh = kind == 1 ? 0 : kind == 2 ? nround : -1;
+        int fresh_all = kind > 0; /* every arm ran on the hidden case's values */
+        int check = kind == 0 && (n % 16 == 0 || n % 16 == 1); /* consecutive rounds: both value sets */
+        double dms[ARM_COUNT] = {0};
         nround++;
         for (int q = 0; q < narms; q++) {
             int a = order[q];
+            if (kind && a != ARM_CAND && a != ARM_REF) continue;
             snprintf(save, sizeof save, "%s/cand/timed%d_", c->scratch, n);
             if (bench_step(c, procs[a], bench_cmd(a, 0, a == ARM_CAND && check ? save : NULL, pf->primed, fresh), to, &rep, &fail, &pr, err)) {
                 if (a == ARM_CAND) {
@@ -1323,7 +1334,10 @@ static int run_timing(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kep
                 goto out;
             }
             json_t *v = json_array_get(json_object_get(rep, "ms"), 0);
-            ms[a][n] = v ? json_number_value(v) : 0;
+            if (kind) dms[a] = v ? json_number_value(v) : 0;
+            else ms[a][n] = v ? json_number_value(v) : 0;
+            if (fresh >= 0 && !json_is_true(json_object_get(rep, "fresh"))) fresh_all = 0;
+            if (json_is_true(json_object_get(rep, "fresh_failed"))) fresh_ok = 0; /* no more such rounds */
             pf->throttled += (int)json_integer_value(json_object_get(rep, "throttled"));
             pf->cushion_expired += (int)json_integer_value(json_object_get(rep, "cushion_expired"));
             if (a == ARM_CAND && check) {
@@ -1337,16 +1351,23 @@ static int run_timing(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kep
             }
             json_decref(rep), rep = NULL;
         }
+        if (kind) {
+            if (fresh_all && dms[ARM_REF] > 0 && dms[ARM_CAND] > 0 && nd < MAX_ROUNDS)
+                dref[nd] = dms[ARM_REF], dcand[nd] = dms[ARM_CAND], dnew[nd] = kind == 2, nd++;
+            if (r->status == KBV_HACK) break;
+            if (kbv_now() - t_rounds >= rule.max_time_s) stop = STATS_STOP_MAX_TIME;
+            continue;
+        }
         ratio[n] = ms[ARM_REF][n] > 0 && ms[ARM_CAND][n] > 0 ? ms[ARM_REF][n] / ms[ARM_CAND][n] : 0;
-        is_fresh[n] = fresh >= 0;
         if (ratio[n] > 0) n++;
         if (r->status == KBV_HACK) break;
         if (n < 50 || n % 8 == 0) stop = stats_should_stop(&rule, ratio, (size_t)n, kbv_now() - t_rounds, &pf->noise);
         else if (kbv_now() - t_rounds >= rule.max_time_s) stop = STATS_STOP_MAX_TIME;
     }
-    /* The last timed output is checked too. */
-    if (r->status != KBV_HACK) {
-        snprintf(save, sizeof save, "%s/cand/timed_last_", c->scratch);
+    /* The last two timed outputs are checked too: consecutive samples hold the two value sets,
+     * so an output kept from an earlier call cannot match both, however few rounds ran. */
+    for (int last = 0; last < 2 && r->status != KBV_HACK; last++) {
+        snprintf(save, sizeof save, "%s/cand/timed_last%d_", c->scratch, last);
         if (bench_step(c, cand, bench_cmd(ARM_CAND, 0, save, pf->primed, -1), to, &rep, &fail, &pr, err)) {
             candidate_failure(c, cand, "a timed call", pr, fail, err);
             json_decref(fail);
@@ -1379,7 +1400,7 @@ static int run_timing(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kep
             perf_ratio(ms[ARM_COMPILE], ms[ARM_CAND], n, r->seed ^ 0xA3, &pf->speedup_compile);
         }
     pf->measured = pf->speedup.measured;
-    if (fresh_ok) value_cache_check(c, ms[ARM_REF], ms[ARM_CAND], is_fresh, n);
+    value_cache_check(c, dref, dcand, dnew, nd);
     if (c->o->keep_samples) {
         json_decref(r->samples);
         r->samples = json_object();
@@ -1428,7 +1449,7 @@ static int run_timing(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kep
 out:
     json_decref(rep);
     for (int a = 0; a < ARM_COUNT; a++) free(ms[a]);
-    free(ratio), free(is_fresh);
+    free(ratio), free(dref), free(dcand), free(dnew);
     pf->time_s = kbv_now() - t_start;
     return rc;
 }

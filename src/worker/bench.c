@@ -252,7 +252,7 @@ json_t *cmd_bench(worker *w, const json_t *cmd) {
         return fail;
     }
     json_t *ms = json_array(), *mhz = json_array();
-    int throttled = 0, expired = 0, last_v = 0;
+    int throttled = 0, expired = 0, last_v = 0, fresh_done = 0, fresh_failed = 0;
     double t0 = kbv_now();
     long long done = 0, tries = 0, warm = 0;
     double warm_ms = 0;
@@ -284,7 +284,22 @@ json_t *cmd_bench(worker *w, const json_t *cmd) {
                 break;
             }
         }
-        if (fresh_now && (fail = fill_fresh(w, s, fresh + done))) break;
+        if (fresh_now) {
+            /* New values that cannot be made (no memory for them) are kbv's problem, not the
+             * candidate's: this worker stops drawing them and the sample runs on a known set. */
+            json_t *why = fill_fresh(w, s, fresh + done);
+            if (why) {
+                json_decref(why);
+                PyErr_Clear();
+                w->fresh_gen = 0, fresh_now = 0, fresh_failed = 1, last_v = v;
+                w->slot_vals[s] = -1;
+                if (fill_slot(w, s, v) < 0) {
+                    fail = fail_python("python", "rotating the timing inputs");
+                    break;
+                }
+            }
+        }
+        fresh_done = fresh_now;
         gpu_sample gs = {0};
         int call_failed = 0;
         if (!w->cuda) {
@@ -343,6 +358,8 @@ json_t *cmd_bench(worker *w, const json_t *cmd) {
     json_object_set_new(r, "throttled", json_integer(throttled));
     json_object_set_new(r, "cushion_expired", json_integer(expired));
     json_object_set_new(r, "warmup_samples", json_integer(warm));
+    json_object_set_new(r, "fresh", json_boolean(fresh_done));
+    if (fresh_failed) json_object_set_new(r, "fresh_failed", json_true());
     if (warm) json_object_set_new(r, "warmup_last_ms", json_real(warm_ms));
     if (saved) {
         json_object_set(r, "values", json_object_get(saved, "values"));
