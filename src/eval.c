@@ -683,8 +683,9 @@ static void semantic_findings(eval_ctx *c, const kbv_case *kc, const ref_runs *r
                 break;
             }
     }
-    /* CPU (glibc's perturbation), GPU (the caching allocator's blocks), and AddressSanitizer's
-     * malloc fill (0xbe) in sanitizer builds */
+    /* glibc's perturbation (0x7f / 0xfe in new allocations, 0x80 / 0x01 in freed memory), the
+     * GPU's poisoned cache blocks (0x7f / 0xfe), and AddressSanitizer's malloc fill (0xbe) in
+     * sanitizer builds */
     static const unsigned char run0[3] = {0x7f, 0x80, 0xbe}, run1[3] = {0xfe, 0x01, 0xbe};
     for (int k = 0; k < c1->n; k++) {
         const kbv_tensor *t = &c1->t[k];

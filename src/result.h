@@ -75,8 +75,8 @@ typedef struct kbv_perf {
     double noise;            /* relative half-width of the speedup's CI when it stopped */
     int throttled, cushion_expired, rechecks, rechecks_failed;
     int primed;              /* each GPU sample followed an untimed call (--prime) */
-    int fresh_rounds;        /* rounds on values no call had seen (value_cache_check) */
-    double speedup_fresh, speedup_seen; /* median ratio on those rounds and on the others */
+    int fresh_rounds;        /* value_cache_check's rounds on values no call had seen */
+    double speedup_fresh, speedup_seen; /* median ratio on those rounds and on its seen-values rounds */
     char graph_note[200];    /* why there is no graph-replay figure */
     double time_s;           /* wall time of the timing phase */
 } kbv_perf;

@@ -123,17 +123,24 @@ json_t *cmd_bench_setup(worker *w, const json_t *cmd) {
     return r;
 }
 
-/* Put values v into slot s (same addresses, new values). */
-static int fill_slot(worker *w, int s, int v) {
-    if (w->slot_vals[s] == v) return 0;
-    PyObject *dst = w->slots[s], *src = w->vals[v];
-    for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(dst); j++) {
+/* Copy the tensors of tuple src into slot s's (same addresses, new values); -1 with the
+ * Python error pending. */
+static int copy_into_slot(worker *w, int s, PyObject *src) {
+    PyObject *dst = w->slots[s];
+    for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(dst) && j < PyTuple_GET_SIZE(src); j++) {
         PyObject *d = PyTuple_GET_ITEM(dst, j);
         if (!is_tensor(w, d)) continue;
         PyObject *r = PyObject_CallMethod(d, "copy_", "O", PyTuple_GET_ITEM(src, j));
         if (!r) return -1;
         Py_DECREF(r);
     }
+    return 0;
+}
+
+/* Put values v into slot s. */
+static int fill_slot(worker *w, int s, int v) {
+    if (w->slot_vals[s] == v) return 0;
+    if (copy_into_slot(w, s, w->vals[v]) < 0) return -1;
     w->slot_vals[s] = v;
     return 0;
 }
@@ -152,20 +159,10 @@ static json_t *fill_fresh(worker *w, int s, long long tag) {
     json_t *fail = make_inputs(w, spec, w->fresh_seed, &vals);
     json_decref(spec);
     if (fail) return fail;
-    PyObject *dst = w->slots[s];
-    for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(dst) && j < PyTuple_GET_SIZE(vals); j++) {
-        PyObject *d = PyTuple_GET_ITEM(dst, j);
-        if (!is_tensor(w, d)) continue;
-        PyObject *r = PyObject_CallMethod(d, "copy_", "O", PyTuple_GET_ITEM(vals, j));
-        if (!r) {
-            Py_DECREF(vals);
-            return fail_python("python", "writing new values into the timing inputs");
-        }
-        Py_DECREF(r);
-    }
+    int rc = copy_into_slot(w, s, vals);
     Py_DECREF(vals);
     w->slot_vals[s] = -1;
-    return NULL;
+    return rc < 0 ? fail_python("python", "writing new values into the timing inputs") : NULL;
 }
 
 /* CPU mode: wall clock around the call, after overwriting more than the last-level cache. */
@@ -205,8 +202,9 @@ static PyObject *capture(worker *w) {
 }
 
 /* bench {arm, n, warmup_s, tf32, save_prefix, prime, fresh}: n valid samples of one arm. With
- * fresh (a tag), the samples run on values no call has seen (fill_fresh); kbv compares the
- * candidate's speed on them with its speed on the two value sets it sees again and again. With prime,
+ * fresh (a tag), the samples run on a hidden case's inputs drawn under that tag (fill_fresh):
+ * tag 0 gives the same values every time, any other tag new ones; kbv compares the two
+ * (value_cache_check). With prime,
  * each sample is preceded by one untimed call on the same input tensors holding the other
  * value set (then refilled with the sample's), so that the
  * timed call never runs first after the other worker's work: its code and page mappings are
