@@ -70,6 +70,7 @@ typedef struct eval_ctx {
 #define EVAL_MAX_SEEN_CASES 64
     int seen[EVAL_MAX_SEEN];
     uint64_t seen_cand[EVAL_MAX_SEEN][EVAL_MAX_SEEN_CASES], seen_ref[EVAL_MAX_SEEN][EVAL_MAX_SEEN_CASES];
+    kbv_gpulock lock; /* the GPU shared with other evaluations (off unless --jobs shares it) */
 } eval_ctx;
 
 static void progress(const eval_ctx *c, const char *fmt, const char *arg) {
@@ -1472,6 +1473,7 @@ static void run_verified(eval_ctx *c, kbv_err *err) {
     memset(&ref, 0, sizeof ref), memset(&cand, 0, sizeof cand), memset(kept, 0, sizeof kept);
     double t_phase = kbv_now();
     progress(c, "starting the reference worker (%s)", r->device);
+    if (kbv_gpulock_set(&c->lock, 1, err) < 0) goto internal;
     int s = start_and_load(c, &ref, "reference", 0, &rep, &pr, &fail, err);
     if (s < 0) goto internal;
     ref_up = 1;
@@ -1505,6 +1507,7 @@ static void run_verified(eval_ctx *c, kbv_err *err) {
 
     if (!c->o->candidate) goto cases; /* kbv check: the reference side only */
     progress(c, "starting the candidate worker (%s)", r->device);
+    if (kbv_gpulock_set(&c->lock, 0, err) < 0) goto internal; /* compiling needs no GPU */
     s = start_and_load(c, &cand, "candidate", 1, NULL, &pr, &fail, err);
     if (s < 0) {
         r->status = KBV_CRASH;
@@ -1512,6 +1515,7 @@ static void run_verified(eval_ctx *c, kbv_err *err) {
         goto done;
     }
     cand_up = 1;
+    if (kbv_gpulock_set(&c->lock, 1, err) < 0) goto internal;
     if (s > 0 || build(c, &cand, "ModelNew", &pr, &fail, err)) {
         candidate_failure(c, &cand, s > 0 ? "load" : "ModelNew construction", pr, fail, err);
         json_decref(fail), fail = NULL;
@@ -1561,6 +1565,8 @@ cases:;
                 continue;
             }
             progress(c, "case %s", kDists[di]);
+            /* a case boundary: a waiting timer gets the GPU here */
+            if (kbv_gpulock_set(&c->lock, 0, err) < 0 || kbv_gpulock_set(&c->lock, 1, err) < 0) goto internal;
             ref_runs rr;
             int dom = di == 0 ? 3 : 0, valid = 0;
             double t_ref = kbv_now();
@@ -1645,8 +1651,10 @@ cases:;
                            "correct on the problem's own inputs, wrong on hidden ones: the kernel fits the test distribution");
     if (has_hack(r)) r->status = KBV_HACK;
     if (r->status == KBV_VERIFIED && c->o->timing) {
+        if (kbv_gpulock_set(&c->lock, 2, err) < 0) goto internal; /* nothing else on the GPU while timing */
         double t_timing = kbv_now();
         int t = run_timing(c, &ref, &cand, kept, nkept, err);
+        kbv_gpulock_set(&c->lock, 0, err);
         r->phase_s[PHASE_TIMING] = kbv_now() - t_timing - (r->phase_s[PHASE_AUDIT] > 0 ? r->phase_s[PHASE_AUDIT] : 0);
         if (t < 0) goto internal;
         cand_failed = t > 0;
@@ -1662,6 +1670,7 @@ internal:
     r->status = KBV_PROBLEM_ERROR;
     result_add_error(r, "kbv failed: %s", err->msg);
 done:
+    kbv_gpulock_set(&c->lock, 0, NULL);
     json_decref(rep), json_decref(fail);
     for (int k = 0; k < nkept; k++) ref_runs_free(&kept[k].rr);
     if (cand_up) finish_candidate(c, &cand, cand_failed || r->status != KBV_VERIFIED), proc_free(&cand);
@@ -1697,10 +1706,17 @@ static void run_standard(eval_ctx *c, int only, kbv_err *err) {
     }
     char prefix[PATH_MAX + 32];
     snprintf(prefix, sizeof prefix, "%s/std/t", c->scratch);
+    if (s == 0 && kbv_gpulock_set(&c->lock, 2, err) < 0) { /* its trials and timing alone on the GPU */
+        st->status = KBV_CRASH;
+        snprintf(st->detail, sizeof st->detail, "%s", err->msg);
+        proc_kill(&w), proc_free(&w);
+        return;
+    }
     if (s == 0) {
         int tt = c->o->timing ? c->o->standard_trials : 0;
         pr = step(c, &w, json_pack("{s:s, s:s, s:i, s:i}", "op", "standard", "prefix", prefix, "trials", st->trials, "time_trials", tt),
                   c->o->timeout_s * (st->trials + (tt > 0)), &rep, err);
+        kbv_gpulock_set(&c->lock, 0, NULL);
         if (pr != PROC_OK || !json_is_true(json_object_get(rep, "ok"))) fail = rep, rep = NULL;
     }
     if (fail || pr != PROC_OK) {
@@ -1773,7 +1789,7 @@ static void run_standard(eval_ctx *c, int only, kbv_err *err) {
 }
 
 int eval_inspect(const eval_opts *o, const char *path, json_t **out, kbv_err *err) {
-    eval_ctx c = {.o = o, .fresh_ci = -1};
+    eval_ctx c = {.o = o, .fresh_ci = -1, .lock = {.main_fd = -1, .turn_fd = -1}};
     kbv_result r;
     result_init(&r);
     c.r = &r;
@@ -1816,7 +1832,7 @@ static void identify(kbv_file_id *f, const char *path) {
 
 int eval_run(const eval_opts *o, kbv_result *r, kbv_err *err) {
     double t0 = kbv_now();
-    eval_ctx c = {.o = o, .r = r, .fresh_ci = -1};
+    eval_ctx c = {.o = o, .r = r, .fresh_ci = -1, .lock = {.main_fd = -1, .turn_fd = -1}};
     identify(&r->problem, o->problem);
     if (o->candidate) identify(&r->candidate, o->candidate);
     snprintf(r->protocol, sizeof r->protocol, "%s", o->protocol == EVAL_BOTH ? "both" : o->protocol == EVAL_STANDARD ? "standard" : "verified");
@@ -1854,6 +1870,10 @@ int eval_run(const eval_opts *o, kbv_result *r, kbv_err *err) {
         result_add_error(r, "candidate %s", why.msg);
         goto out;
     }
+    if (strcmp(r->device, "cuda") == 0 && kbv_gpulock_open(&c.lock, o->gpu_lock, err) < 0) {
+        rc = -1;
+        goto out;
+    }
     if (o->protocol & EVAL_VERIFIED) {
         run_verified(&c, err);
         if (r->status == KBV_PROBLEM_ERROR && strncmp(r->errors.data ? r->errors.data : "", "kbv failed", 10) == 0) {
@@ -1868,6 +1888,8 @@ int eval_run(const eval_opts *o, kbv_result *r, kbv_err *err) {
         r->phase_s[PHASE_STANDARD] = kbv_now() - t_std;
     }
 out:
+    if (c.lock.main_fd >= 0) r->phase_s[PHASE_GPU_WAIT] = c.lock.waited_s;
+    kbv_gpulock_close(&c.lock);
     json_decref(c.plan);
     if (c.env) free_env(&c);
     if (c.scratch[0] && !o->keep_scratch) kbv_rmtree(c.scratch);

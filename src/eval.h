@@ -50,6 +50,7 @@ typedef struct eval_opts {
     long long max_memory_bytes; /* a worker's data memory (RLIMIT_DATA); 0: unlimited */
     const char *db_path;       /* the results database, unreadable to candidates (kbv run) */
     const char *library_only;  /* severity of library_only / unused_kernel: hack (default), suspect or info */
+    const char *gpu_lock;      /* file of the GPU's readers-writer lock (KBV_GPU_LOCK; NULL: none), util.h */
 } eval_opts;
 
 enum { EVAL_VERIFIED = 1, EVAL_STANDARD = 2, EVAL_BOTH = 3 };

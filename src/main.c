@@ -187,9 +187,10 @@ static void usage_run(FILE *f) {
                "  --db FILE               results database (default kbv.db)\n"
                "  --resume                continue the latest run with the same settings; skip what it stored\n"
                "  --shard I/N             run only part I of N (a deterministic partition; merge with kbv merge)\n"
-               "  --gpus LIST|all         one evaluation at a time on each of these GPUs (e.g. 0,1,2,3)\n"
-               "  --jobs N                without --gpus: N evaluations at a time (CPU runs; their compiles run\n"
-               "                          in parallel, into the shared compile cache)\n"
+               "  --gpus LIST|all         run on these GPUs (e.g. 0,1,2,3), --jobs evaluations on each\n"
+               "  --jobs N                N evaluations at a time (on each GPU with --gpus). Evaluations that\n"
+               "                          share a GPU load, compile and check their cases side by side, but\n"
+               "                          each timing runs alone on the GPU (a lock; docs/results.md)\n"
                "  and kbv eval's: --device, --seed, --timeout, --load-timeout, --cases, --protocol, --no-timing,\n"
                "  --time-budget, --compile-baseline, --prime, --standard-trials, --library-only, --cache-dir, --scratch,\n"
                "  --max-memory, --no-sandbox,\n"
@@ -213,6 +214,7 @@ static int cmd_eval(int argc, char **argv, int mode) {
     char gpulist[512] = "";
     eval_opts o;
     eval_opts_default(&o);
+    o.gpu_lock = getenv("KBV_GPU_LOCK"); /* set by kbv run for its children; docs/results.md */
     o.verbose = 1;
     const char *json_path = NULL, *files[2] = {NULL, NULL};
     int nfiles = 0;

@@ -14,7 +14,7 @@ static const char *kNames[KBV_STATUS_COUNT] = {
     "verified", "incorrect", "overfit", "hack", "compile_error", "runtime_error", "timeout", "crash", "problem_error", "problem_ok",
 };
 
-const char *const kbv_phase_names[PHASE_COUNT] = {"reference", "candidate_load", "cases", "audit", "timing", "standard"};
+const char *const kbv_phase_names[PHASE_COUNT] = {"reference", "candidate_load", "cases", "audit", "timing", "standard", "gpu_wait"};
 
 const char *kbv_status_name(kbv_status s) { return s >= 0 && s < KBV_STATUS_COUNT ? kNames[s] : "unknown"; }
 

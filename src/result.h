@@ -60,7 +60,7 @@ typedef struct kbv_ratio {
     double value, lo, hi;
 } kbv_ratio;
 
-enum { PHASE_REFERENCE, PHASE_CANDIDATE_LOAD, PHASE_CASES, PHASE_AUDIT, PHASE_TIMING, PHASE_STANDARD, PHASE_COUNT };
+enum { PHASE_REFERENCE, PHASE_CANDIDATE_LOAD, PHASE_CASES, PHASE_AUDIT, PHASE_TIMING, PHASE_STANDARD, PHASE_GPU_WAIT, PHASE_COUNT };
 extern const char *const kbv_phase_names[PHASE_COUNT];
 
 typedef struct kbv_perf {

@@ -397,6 +397,22 @@ int run_all_gpus(const char **out, int max) {
     return n;
 }
 
+/* The lock file of slot k's GPU, shared by every kbv on this machine that uses the same
+ * scratch folder: evaluations on one GPU time alone (util.h, kbv_gpulock). Empty on the CPU. */
+static void gpu_lock_path(const run_opts *o, int k, char *out, size_t outlen) {
+    const char *dev = o->eval.device, *base = o->eval.scratch_base;
+    out[0] = '\0';
+    if (strcmp(dev, "cpu") == 0 || (strcmp(dev, "auto") == 0 && access("/dev/nvidiactl", F_OK) != 0)) return;
+    if (!base || !*base) base = getenv("TMPDIR");
+    if (!base || !*base) base = "/tmp";
+    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+    char id[128];
+    snprintf(id, sizeof id, "%s", o->ngpus ? o->gpus[k % o->ngpus] : vis && *vis ? vis : "all");
+    for (char *p = id; *p; p++)
+        if (*p == '/' || *p == ',') *p = '_';
+    snprintf(out, outlen, "%s/kbv-gpu-%s.lock", base, id);
+}
+
 /* A child kbv for entry i on slot k: the parent's command line plus --child I:RUN. */
 static pid_t spawn_child(const run_opts *o, int i, long long run_id, int k, kbv_err *err) {
     char self[PATH_MAX];
@@ -406,13 +422,16 @@ static pid_t spawn_child(const run_opts *o, int i, long long run_id, int k, kbv_
     char **argv = calloc((size_t)o->argc + 4, sizeof *argv), spec[64];
     if (!argv) return kbv_seterr(err, "out of memory"), -1;
     snprintf(spec, sizeof spec, "%d:%lld", i, run_id);
+    char lock[PATH_MAX];
+    gpu_lock_path(o, k, lock, sizeof lock);
     int a = 0;
     for (int j = 0; j < o->argc; j++) argv[a++] = o->argv[j];
     argv[a++] = "--child", argv[a++] = spec, argv[a] = NULL;
     pid_t pid = fork();
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* a killed parent takes its children along */
-        if (o->ngpus) setenv("CUDA_VISIBLE_DEVICES", o->gpus[k], 1);
+        if (o->ngpus) setenv("CUDA_VISIBLE_DEVICES", o->gpus[k % o->ngpus], 1);
+        if (lock[0]) setenv("KBV_GPU_LOCK", lock, 1);
         execv(self, argv);
         _exit(127);
     }
@@ -424,7 +443,7 @@ static pid_t spawn_child(const run_opts *o, int i, long long run_id, int k, kbv_
 /* Run the pending entries in child processes, nslots at a time. */
 static int run_slots(const run_opts *o, kbv_db *db, long long run_id, const int *pending, int npending, char (*keys)[300],
                      const run_item *items, int total, int done0, int *counts, kbv_err *err) {
-    int nslots = o->ngpus ? o->ngpus : (o->jobs > 0 ? o->jobs : 1);
+    int nslots = (o->ngpus ? o->ngpus : 1) * (o->jobs > 0 ? o->jobs : 1);
     pid_t slot_pid[64] = {0};
     int slot_item[64], next = 0, running = 0, done = done0, stored = 0, rc = 0;
     double t0 = kbv_now();
@@ -464,7 +483,7 @@ static int run_slots(const run_opts *o, kbv_db *db, long long run_id, const int 
                 for (int v = 0; v < KBV_STATUS_COUNT; v++)
                     if (strcmp(status, kbv_status_name((kbv_status)v)) == 0) counts[v]++;
                 snprintf(what, sizeof what, "%s %s: %s%s%s", items[i].model, items[i].candidate, status, o->ngpus ? " on GPU " : "",
-                         o->ngpus ? o->gpus[k] : "");
+                         o->ngpus ? o->gpus[k % o->ngpus] : "");
                 progress(o, done, total, stored, t0, what);
             }
         }
@@ -561,8 +580,8 @@ int run_main(const run_opts *o, kbv_err *err) {
     }
     if (rc == 0 && (o->ngpus > 0 || o->jobs > 1)) {
         if (!o->quiet)
-            fprintf(stderr, "kbv run: %d to evaluate in %d slot(s)%s\n", np, o->ngpus ? o->ngpus : o->jobs,
-                    o->ngpus ? " (one per GPU)" : "");
+            fprintf(stderr, "kbv run: %d to evaluate in %d slot(s)%s\n", np, (o->ngpus ? o->ngpus : 1) * (o->jobs > 0 ? o->jobs : 1),
+                    o->ngpus ? (o->jobs > 1 ? " (--jobs per GPU)" : " (one per GPU)") : "");
         rc = run_slots(o, &db, run_id, pending, np, keys, items, total, done, counts, err);
         stored = rc == 0 ? np : 0;
     } else {

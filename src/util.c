@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -271,4 +272,48 @@ void kbv_stem(const char *path, char *out, size_t outlen) {
     if (n + 1 > outlen) n = outlen - 1;
     memcpy(out, s, n);
     out[n] = '\0';
+}
+
+int kbv_gpulock_open(kbv_gpulock *l, const char *path, kbv_err *err) {
+    l->main_fd = l->turn_fd = -1, l->held = 0, l->waited_s = 0;
+    if (!path || !*path) return 0;
+    char turn[PATH_MAX];
+    if (snprintf(turn, sizeof turn, "%s.turn", path) >= (int)sizeof turn) return kbv_seterr(err, "GPU lock %s: path too long", path);
+    l->main_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    l->turn_fd = l->main_fd >= 0 ? open(turn, O_RDWR | O_CREAT | O_CLOEXEC, 0600) : -1;
+    if (l->turn_fd < 0) {
+        int e = errno;
+        kbv_gpulock_close(l);
+        return kbv_seterr(err, "GPU lock %s: %s", path, strerror(e));
+    }
+    return 0;
+}
+
+static int lock_fd(int fd, int op, kbv_err *err) {
+    while (flock(fd, op) < 0)
+        if (errno != EINTR) return kbv_seterr(err, "GPU lock: flock: %s", strerror(errno));
+    return 0;
+}
+
+int kbv_gpulock_set(kbv_gpulock *l, int mode, kbv_err *err) {
+    if (l->main_fd < 0 || l->held == mode) return 0;
+    if (l->held && lock_fd(l->main_fd, LOCK_UN, err) < 0) return -1;
+    l->held = 0;
+    if (mode == 0) return 0;
+    double t0 = kbv_now();
+    /* Through the turnstile: a writer waiting on the main lock holds it, so no new reader
+     * gets past it meanwhile. */
+    if (lock_fd(l->turn_fd, LOCK_EX, err) < 0) return -1;
+    int rc = lock_fd(l->main_fd, mode == 2 ? LOCK_EX : LOCK_SH, err);
+    int rc2 = lock_fd(l->turn_fd, LOCK_UN, err);
+    l->waited_s += kbv_now() - t0;
+    if (rc < 0 || rc2 < 0) return -1;
+    l->held = mode;
+    return 0;
+}
+
+void kbv_gpulock_close(kbv_gpulock *l) {
+    if (l->main_fd >= 0) close(l->main_fd); /* closing releases the flock */
+    if (l->turn_fd >= 0) close(l->turn_fd);
+    l->main_fd = l->turn_fd = -1, l->held = 0;
 }

@@ -20,6 +20,8 @@ trap 'rm -rf "$tmp"' EXIT
 out=${KBV_ZOO_OUT:-$tmp/json}
 mkdir -p "$out" "$tmp/res"
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$tmp/cache}
+# entries run side by side on one GPU take turns to time (kbv's GPU lock, docs/results.md)
+[ "$dev" = cuda ] && export KBV_GPU_LOCK=${KBV_GPU_LOCK:-$tmp/gpu.lock}
 
 # run_entry FILE LINE: one zoo entry in its own scratch folder; its "ok"/"not ok" line goes
 # to $tmp/res/ and to stdout.

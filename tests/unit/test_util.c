@@ -1,10 +1,72 @@
-/* test_util.c -- util.c: hashing against known answers, seeds, buffers, scratch folders. */
+/* test_util.c -- util.c: hashing against known answers, seeds, buffers, scratch folders, the GPU lock. */
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "util.h"
+
+static void nap(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* The GPU lock: shared holders coexist, a writer waits for them, and a reader that comes
+ * after a waiting writer waits behind it (writer first). The order of the children's
+ * notes on the pipe says who got the lock when. */
+static void test_gpulock(void) {
+    kbv_gpulock off;
+    CHECK(kbv_gpulock_open(&off, NULL, NULL) == 0);
+    CHECK(kbv_gpulock_set(&off, 2, NULL) == 0 && off.held == 0); /* no path: off */
+    kbv_gpulock_close(&off);
+    char dir[] = "/tmp/kbv-test-lock-XXXXXX", path[64];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/gpu.lock", dir);
+    kbv_gpulock a, b;
+    CHECK(kbv_gpulock_open(&a, path, NULL) == 0 && kbv_gpulock_open(&b, path, NULL) == 0);
+    CHECK(kbv_gpulock_set(&a, 1, NULL) == 0 && kbv_gpulock_set(&b, 1, NULL) == 0); /* two readers at once */
+    CHECK(a.held == 1 && b.held == 1);
+    CHECK(kbv_gpulock_set(&b, 0, NULL) == 0 && b.held == 0);
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    pid_t w = fork();
+    if (w == 0) { /* the writer: waits for a's shared hold, keeps the GPU 300 ms */
+        kbv_gpulock l;
+        if (kbv_gpulock_open(&l, path, NULL) < 0 || kbv_gpulock_set(&l, 2, NULL) < 0) _exit(1);
+        if (write(fds[1], "W", 1) != 1) _exit(1);
+        nap(300);
+        if (write(fds[1], "w", 1) != 1) _exit(1);
+        kbv_gpulock_close(&l);
+        _exit(l.waited_s >= 0.15 ? 0 : 2);
+    }
+    nap(100);
+    pid_t r = fork();
+    if (r == 0) { /* a reader arriving while the writer waits: must wait behind it */
+        kbv_gpulock l;
+        if (kbv_gpulock_open(&l, path, NULL) < 0 || kbv_gpulock_set(&l, 1, NULL) < 0) _exit(1);
+        if (write(fds[1], "R", 1) != 1) _exit(1);
+        kbv_gpulock_close(&l);
+        _exit(0);
+    }
+    nap(100);
+    CHECK(kbv_gpulock_set(&a, 0, NULL) == 0); /* the first reader leaves: the writer goes */
+    close(fds[1]);
+    char order[8] = "";
+    ssize_t n = 0, k;
+    while (n < 7 && (k = read(fds[0], order + n, sizeof order - 1 - (size_t)n)) > 0) n += k;
+    close(fds[0]);
+    CHECK_STR(order, "WwR");
+    int st = -1;
+    CHECK(waitpid(w, &st, 0) == w && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    CHECK(waitpid(r, &st, 0) == r && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    CHECK(a.waited_s < 0.1);
+    kbv_gpulock_close(&a), kbv_gpulock_close(&b);
+    char turn[80];
+    snprintf(turn, sizeof turn, "%s.turn", path);
+    unlink(path), unlink(turn), rmdir(dir);
+}
 
 int main(void) {
     char hex[65];
@@ -75,5 +137,6 @@ int main(void) {
     CHECK_STR(stem, "level_1_problem_2_sample_0_kernel");
     kbv_stem("plain", stem, sizeof stem);
     CHECK_STR(stem, "plain");
+    test_gpulock();
     CHECK_DONE("test_util");
 }
