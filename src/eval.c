@@ -753,14 +753,15 @@ static void judge_case(eval_ctx *c, kbv_case *kc, const ref_runs *rr, const run_
         }
         /* Two runs under different poison must agree: to 1% of the tolerance where PyTorch's
          * own fp32 result is exact (an elementwise op has no order to vary), and where it
-         * rounds (a reduction), up to 16 times PyTorch's rounding error (at most half the
-         * tolerance): an honest kernel's atomics reorder a sum, they do not add noise. */
+         * rounds (a reduction), up to 16 times PyTorch's rounding error (at most the
+         * tolerance): an honest kernel's atomics reorder a sum, they do not add noise.
+         * (Half the tolerance failed honest/atomics on the H200: docs/correctness.md.) */
         if (k < c2->n) {
             judge_err d;
             if (c2->t[k].dtype != c1->t[k].dtype || c2->t[k].nbytes != c1->t[k].nbytes) FAIL("output %d: the second run returned a different dtype or shape", k);
             else {
                 judge_error(&c1->t[k], &c2->t[k], &d);
-                double lim = fmax(0.01 * cal.tol_norm, fmin(0.5 * cal.tol_norm, 16 * cal.strict.norm_rel));
+                double lim = fmax(0.01 * cal.tol_norm, fmin(cal.tol_norm, 16 * cal.strict.norm_rel));
                 if (d.nonfinite_mismatch || d.norm_rel > lim) {
                     FAIL("output %d: two runs differ (relative %.3g > %.3g): elements left unwritten, or a race", k, d.norm_rel, lim);
                     result_add_finding(c->r, "nondeterministic_output", "suspect",

@@ -190,7 +190,8 @@ static void usage_run(FILE *f) {
                "  --gpus LIST|all         run on these GPUs (e.g. 0,1,2,3), --jobs evaluations on each\n"
                "  --jobs N                N evaluations at a time (on each GPU with --gpus). Evaluations that\n"
                "                          share a GPU load, compile and check their cases side by side, but\n"
-               "                          each timing runs alone on the GPU (a lock; docs/results.md)\n"
+               "                          each timing runs alone on the GPU (a lock; docs/results.md).\n"
+               "                          Default: on a GPU 8 (half the cores below 16), on the CPU 1\n"
                "  and kbv eval's: --device, --seed, --timeout, --load-timeout, --cases, --protocol, --no-timing,\n"
                "  --time-budget, --compile-baseline, --prime, --standard-trials, --library-only, --cache-dir, --scratch,\n"
                "  --max-memory, --no-sandbox,\n"
@@ -418,7 +419,7 @@ static int cmd_eval(int argc, char **argv, int mode) {
             }
             manifest = dflt;
             if (!protocol_set) o.protocol = EVAL_BOTH;
-            if (o.verbose) say("kbv run: no source given; running the built-in suite %s\n", dflt);
+            if (o.verbose && child_entry < 0) say("kbv run: no source given; running the built-in suite %s\n", dflt);
         }
         if (nfiles || (!manifest == !(kb && runs)) || (!!kb != !!runs)) {
             say("kbv run: give --manifest FILE, or --kernelbench DIR --runs DIR (and no other files)\n");

@@ -399,10 +399,15 @@ int run_all_gpus(const char **out, int max) {
 
 /* The lock file of slot k's GPU, shared by every kbv on this machine that uses the same
  * scratch folder: evaluations on one GPU time alone (util.h, kbv_gpulock). Empty on the CPU. */
+static int on_gpu(const run_opts *o) {
+    const char *dev = o->eval.device;
+    return strcmp(dev, "cuda") == 0 || (strcmp(dev, "auto") == 0 && access("/dev/nvidiactl", F_OK) == 0);
+}
+
 static void gpu_lock_path(const run_opts *o, int k, char *out, size_t outlen) {
-    const char *dev = o->eval.device, *base = o->eval.scratch_base;
+    const char *base = o->eval.scratch_base;
     out[0] = '\0';
-    if (strcmp(dev, "cpu") == 0 || (strcmp(dev, "auto") == 0 && access("/dev/nvidiactl", F_OK) != 0)) return;
+    if (!on_gpu(o)) return;
     if (!base || !*base) base = getenv("TMPDIR");
     if (!base || !*base) base = "/tmp";
     const char *vis = getenv("CUDA_VISIBLE_DEVICES");
@@ -493,7 +498,15 @@ static int run_slots(const run_opts *o, kbv_db *db, long long run_id, const int 
     return rc;
 }
 
-int run_main(const run_opts *o, kbv_err *err) {
+int run_main(const run_opts *opts, kbv_err *err) {
+    /* --jobs not given: on a GPU, evaluations share each GPU (timing alone, under the lock),
+     * up to 8 or half the CPU cores; on the CPU one at a time, since CPU timing has no lock. */
+    run_opts ro = *opts;
+    const run_opts *o = &ro;
+    if (ro.jobs <= 0 && ro.child_entry < 0 && on_gpu(o)) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        ro.jobs = cores >= 16 ? 8 : cores >= 4 ? (int)(cores / 2) : 1;
+    }
     run_item *items = NULL;
     int n = 0;
     if (o->manifest ? manifest_load(o->manifest, &items, &n, err) < 0

@@ -39,8 +39,9 @@ typedef struct run_opts {
     int resume;
     int shard_i, shard_n;    /* 0/1: everything */
     int quiet;
-    /* Parallel slots: each evaluation runs in a child kbv (`--child I:RUN`), on GPU gpus[k]
-     * (CUDA_VISIBLE_DEVICES) or, without GPUs, one of `jobs` CPU slots. */
+    /* Parallel slots: each evaluation runs in a child kbv (`--child I:RUN`), `jobs` of them
+     * on each GPU of gpus (CUDA_VISIBLE_DEVICES) or on the visible one(s); jobs 0: 8 (or half
+     * the cores) on a GPU, 1 on the CPU. Evaluations sharing a GPU time under its lock. */
     const char *gpus[64];
     int ngpus, jobs;
     int argc;                /* the command line, to start the children with */
