@@ -20,23 +20,6 @@ typedef struct kbv_err {
 #define KBV_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define KBV_PRINTF(a, b)
-/* A GPU shared by several evaluations (`kbv run --jobs N` on one GPU): a readers-writer
- * lock on a file, writer first. Work that may share the GPU (loading, the correctness cases)
- * holds it shared; timing holds it exclusive, so no other evaluation's kernels run while a
- * call is timed. A writer waits for the shared holders to reach their next release (a case
- * boundary) and new shared holders wait behind it (the second file, PATH.turn, is the
- * turnstile). With no path the lock is off and every call returns 0 at once. */
-typedef struct kbv_gpulock {
-    int main_fd, turn_fd; /* -1: lock off */
-    int held;             /* 0 none, 1 shared, 2 exclusive */
-    double waited_s;      /* total time spent waiting for it */
-} kbv_gpulock;
-
-int kbv_gpulock_open(kbv_gpulock *l, const char *path, kbv_err *err);
-/* mode 0 releases, 1 takes it shared, 2 exclusive (releasing what is held first). */
-int kbv_gpulock_set(kbv_gpulock *l, int mode, kbv_err *err);
-void kbv_gpulock_close(kbv_gpulock *l);
-
 #endif
 
 /* Fill err (if non-NULL) and return -1, so callers can write `return kbv_seterr(...)`. */
