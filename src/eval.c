@@ -1654,8 +1654,7 @@ cases:;
     if (r->status == KBV_VERIFIED && c->o->timing) {
         if (kbv_gpulock_set(&c->lock, 2, err) < 0) goto internal; /* nothing else on the GPU while timing */
         double t_timing = kbv_now();
-        int t = run_timing(c, &ref, &cand, kept, nkept, err);
-        kbv_gpulock_set(&c->lock, 0, err);
+        int t = run_timing(c, &ref, &cand, kept, nkept, err); /* the lock is released at done: */
         r->phase_s[PHASE_TIMING] = kbv_now() - t_timing - (r->phase_s[PHASE_AUDIT] > 0 ? r->phase_s[PHASE_AUDIT] : 0);
         if (t < 0) goto internal;
         cand_failed = t > 0;
@@ -1707,13 +1706,13 @@ static void run_standard(eval_ctx *c, int only, kbv_err *err) {
     }
     char prefix[PATH_MAX + 32];
     snprintf(prefix, sizeof prefix, "%s/std/t", c->scratch);
-    if (s == 0 && kbv_gpulock_set(&c->lock, 2, err) < 0) { /* its trials and timing alone on the GPU */
-        st->status = KBV_CRASH;
-        snprintf(st->detail, sizeof st->detail, "%s", err->msg);
-        proc_kill(&w), proc_free(&w);
-        return;
-    }
     if (s == 0) {
+        if (kbv_gpulock_set(&c->lock, 2, err) < 0) { /* its trials and timing alone on the GPU */
+            st->status = KBV_CRASH;
+            snprintf(st->detail, sizeof st->detail, "%s", err->msg);
+            proc_kill(&w), proc_free(&w);
+            return;
+        }
         int tt = c->o->timing ? c->o->standard_trials : 0;
         pr = step(c, &w, json_pack("{s:s, s:s, s:i, s:i}", "op", "standard", "prefix", prefix, "trials", st->trials, "time_trials", tt),
                   c->o->timeout_s * (st->trials + (tt > 0)), &rep, err);
@@ -1790,7 +1789,7 @@ static void run_standard(eval_ctx *c, int only, kbv_err *err) {
 }
 
 int eval_inspect(const eval_opts *o, const char *path, json_t **out, kbv_err *err) {
-    eval_ctx c = {.o = o, .fresh_ci = -1, .lock = {.main_fd = -1, .turn_fd = -1}};
+    eval_ctx c = {.o = o, .fresh_ci = -1, .lock = KBV_GPULOCK_OFF};
     kbv_result r;
     result_init(&r);
     c.r = &r;
@@ -1831,9 +1830,14 @@ static void identify(kbv_file_id *f, const char *path) {
     if (kbv_sha256_file(f->path, f->sha256, &e) < 0) f->sha256[0] = '\0';
 }
 
+const char *eval_device(const char *device) {
+    if (strcmp(device, "auto") != 0) return device;
+    return access("/dev/nvidiactl", F_OK) == 0 ? "cuda" : "cpu";
+}
+
 int eval_run(const eval_opts *o, kbv_result *r, kbv_err *err) {
     double t0 = kbv_now();
-    eval_ctx c = {.o = o, .r = r, .fresh_ci = -1, .lock = {.main_fd = -1, .turn_fd = -1}};
+    eval_ctx c = {.o = o, .r = r, .fresh_ci = -1, .lock = KBV_GPULOCK_OFF};
     identify(&r->problem, o->problem);
     if (o->candidate) identify(&r->candidate, o->candidate);
     snprintf(r->protocol, sizeof r->protocol, "%s", o->protocol == EVAL_BOTH ? "both" : o->protocol == EVAL_STANDARD ? "standard" : "verified");
@@ -1863,7 +1867,7 @@ int eval_run(const eval_opts *o, kbv_result *r, kbv_err *err) {
     }
     /* Resolve the device: "auto" is cuda where an NVIDIA driver is present. A worker that
      * then finds no usable GPU fails to start, and kbv says so (exit status 4). */
-    snprintf(r->device, sizeof r->device, "%s", strcmp(o->device, "auto") == 0 ? (access("/dev/nvidiactl", F_OK) == 0 ? "cuda" : "cpu") : o->device);
+    snprintf(r->device, sizeof r->device, "%s", eval_device(o->device));
     if (o->candidate && !r->candidate.sha256[0]) {
         /* Nothing to run: still a verdict, and the problem is not at fault. */
         r->status = KBV_COMPILE_ERROR;

@@ -56,6 +56,8 @@ typedef struct eval_opts {
 enum { EVAL_VERIFIED = 1, EVAL_STANDARD = 2, EVAL_BOTH = 3 };
 
 void eval_opts_default(eval_opts *o);
+/* The device a setting means: "auto" is "cuda" where an NVIDIA driver is present, else "cpu". */
+const char *eval_device(const char *device);
 /* Fills r with a verdict (any status, problem_error included); -1 only when kbv itself
  * cannot run (no worker binary, no scratch folder, no GPU for --device cuda). */
 int eval_run(const eval_opts *o, kbv_result *r, kbv_err *err);

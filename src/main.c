@@ -410,8 +410,7 @@ static int cmd_eval(int argc, char **argv, int mode) {
     if (mode == 2) {
         char dflt[64];
         if (!manifest && !kb && !runs && !nfiles) { /* the built-in suite for this device */
-            int cuda = strcmp(o.device, "cuda") == 0 || (strcmp(o.device, "auto") == 0 && access("/dev/nvidiactl", F_OK) == 0);
-            snprintf(dflt, sizeof dflt, "problems/default-%s.jsonl", cuda ? "cuda" : "cpu");
+            snprintf(dflt, sizeof dflt, "problems/default-%s.jsonl", eval_device(o.device));
             if (access(dflt, R_OK) < 0) {
                 say("kbv run: the built-in suite %s is not here: run kbv from the repository root, or give "
                     "--manifest FILE\n", dflt);
@@ -466,8 +465,7 @@ static int cmd_eval(int argc, char **argv, int mode) {
         o.problem = files[0], o.candidate = NULL;
     } else if (nfiles == 0) {
         o.problem = kDefaultProblem;
-        int cpu = strcmp(o.device, "cpu") == 0 || (strcmp(o.device, "auto") == 0 && access("/dev/nvidiactl", F_OK) != 0);
-        o.candidate = cpu ? kDefaultCpu : kDefaultCuda;
+        o.candidate = strcmp(eval_device(o.device), "cpu") == 0 ? kDefaultCpu : kDefaultCuda;
         if (access(o.problem, R_OK) < 0) {
             say("kbv eval: the built-in example %s is not here: run kbv from the repository root, "
                 "or give PROBLEM.py CANDIDATE.py\n", o.problem);

@@ -399,17 +399,12 @@ int run_all_gpus(const char **out, int max) {
 
 /* The lock file of slot k's GPU, shared by every kbv on this machine that uses the same
  * scratch folder: evaluations on one GPU time alone (util.h, kbv_gpulock). Empty on the CPU. */
-static int on_gpu(const run_opts *o) {
-    const char *dev = o->eval.device;
-    return strcmp(dev, "cuda") == 0 || (strcmp(dev, "auto") == 0 && access("/dev/nvidiactl", F_OK) == 0);
-}
+static int on_gpu(const run_opts *o) { return strcmp(eval_device(o->eval.device), "cuda") == 0; }
 
 static void gpu_lock_path(const run_opts *o, int k, char *out, size_t outlen) {
-    const char *base = o->eval.scratch_base;
     out[0] = '\0';
     if (!on_gpu(o)) return;
-    if (!base || !*base) base = getenv("TMPDIR");
-    if (!base || !*base) base = "/tmp";
+    const char *base = kbv_scratch_base(o->eval.scratch_base);
     const char *vis = getenv("CUDA_VISIBLE_DEVICES");
     char id[128];
     snprintf(id, sizeof id, "%s", o->ngpus ? o->gpus[k % o->ngpus] : vis && *vis ? vis : "all");
@@ -445,10 +440,13 @@ static pid_t spawn_child(const run_opts *o, int i, long long run_id, int k, kbv_
     return pid;
 }
 
+/* Evaluations at a time: --jobs on each GPU of --gpus, or in all (run_main resolves jobs). */
+static int slot_count(const run_opts *o) { return (o->ngpus ? o->ngpus : 1) * o->jobs; }
+
 /* Run the pending entries in child processes, nslots at a time. */
 static int run_slots(const run_opts *o, kbv_db *db, long long run_id, const int *pending, int npending, char (*keys)[300],
                      const run_item *items, int total, int done0, int *counts, kbv_err *err) {
-    int nslots = (o->ngpus ? o->ngpus : 1) * (o->jobs > 0 ? o->jobs : 1);
+    int nslots = slot_count(o);
     pid_t slot_pid[64] = {0};
     int slot_item[64], next = 0, running = 0, done = done0, stored = 0, rc = 0;
     double t0 = kbv_now();
@@ -507,6 +505,7 @@ int run_main(const run_opts *opts, kbv_err *err) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         ro.jobs = cores >= 16 ? 8 : cores >= 4 ? (int)(cores / 2) : 1;
     }
+    if (ro.jobs <= 0) ro.jobs = 1;
     run_item *items = NULL;
     int n = 0;
     if (o->manifest ? manifest_load(o->manifest, &items, &n, err) < 0
@@ -593,7 +592,7 @@ int run_main(const run_opts *opts, kbv_err *err) {
     }
     if (rc == 0 && (o->ngpus > 0 || o->jobs > 1)) {
         if (!o->quiet)
-            fprintf(stderr, "kbv run: %d to evaluate in %d slot(s)%s\n", np, (o->ngpus ? o->ngpus : 1) * (o->jobs > 0 ? o->jobs : 1),
+            fprintf(stderr, "kbv run: %d to evaluate in %d slot(s)%s\n", np, slot_count(o),
                     o->ngpus ? (o->jobs > 1 ? " (--jobs per GPU)" : " (one per GPU)") : "");
         rc = run_slots(o, &db, run_id, pending, np, keys, items, total, done, counts, err);
         stored = rc == 0 ? np : 0;

@@ -128,9 +128,13 @@ int kbv_read_full(int fd, void *data, size_t n) {
     return 0;
 }
 
-int kbv_mkscratch(const char *base, char *out, size_t outlen, kbv_err *err) {
+const char *kbv_scratch_base(const char *base) {
     if (!base || !*base) base = getenv("TMPDIR");
-    if (!base || !*base) base = "/tmp";
+    return base && *base ? base : "/tmp";
+}
+
+int kbv_mkscratch(const char *base, char *out, size_t outlen, kbv_err *err) {
+    base = kbv_scratch_base(base);
     if (snprintf(out, outlen, "%s/kbv-XXXXXX", base) >= (int)outlen)
         return kbv_seterr(err, "scratch path under %s is too long", base);
     if (!mkdtemp(out)) return kbv_seterr(err, "%s: cannot make a scratch folder there: %s", base, strerror(errno));

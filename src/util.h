@@ -48,6 +48,8 @@ int kbv_read_full(int fd, void *data, size_t n);
 
 /* Create a fresh private folder under base (or $TMPDIR, or /tmp) named kbv-XXXXXX. */
 int kbv_mkscratch(const char *base, char *out, size_t outlen, kbv_err *err);
+/* The folder scratch goes under: base if given, else $TMPDIR, else /tmp. */
+const char *kbv_scratch_base(const char *base);
 /* Remove a folder tree; follows no symbolic links. Returns 0 if it is gone. */
 int kbv_rmtree(const char *path);
 
@@ -89,6 +91,7 @@ typedef struct kbv_gpulock {
     int held;             /* 0 none, 1 shared, 2 exclusive */
     double waited_s;      /* total time spent waiting for it */
 } kbv_gpulock;
+#define KBV_GPULOCK_OFF {.main_fd = -1, .turn_fd = -1} /* an initialiser: no lock until kbv_gpulock_open */
 
 int kbv_gpulock_open(kbv_gpulock *l, const char *path, kbv_err *err);
 /* mode 0 releases, 1 takes it shared, 2 exclusive (releasing what is held first). */
