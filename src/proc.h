@@ -41,6 +41,7 @@ typedef struct kbv_proc {
     int namespaces;    /* CLONE_NEWPID / CLONE_NEWNET flags the child was started with */
     char killed_why[160]; /* why kbv killed it on its own initiative (a process storm, a stop), or empty */
     int wstatus;       /* its wait status when exited */
+    char role[16];     /* who it is, for diagnostics and the step profile ("reference", ...) */
 } kbv_proc;
 
 typedef enum proc_result {

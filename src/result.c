@@ -35,7 +35,7 @@ void result_free(kbv_result *r) {
     kbv_buf_free(&r->errors);
     free(r->candidate_stdout), free(r->candidate_stderr), free(r->reference_stderr);
     json_decref(r->inputs);
-    json_decref(r->audit_cand), json_decref(r->audit_ref), json_decref(r->samples), json_decref(r->inspect), json_decref(r->sandbox);
+    json_decref(r->audit_cand), json_decref(r->audit_ref), json_decref(r->samples), json_decref(r->inspect), json_decref(r->sandbox), json_decref(r->steps);
     memset(r, 0, sizeof *r);
 }
 
@@ -249,6 +249,7 @@ json_t *result_to_json(const kbv_result *r) {
     json_t *ph = json_object();
     for (int i = 0; i < PHASE_COUNT; i++) json_object_set_new(ph, kbv_phase_names[i], r->phase_s[i] >= 0 ? json_real(r->phase_s[i]) : json_null());
     json_object_set_new(o, "phases_s", ph);
+    if (r->steps) json_object_set(o, "steps_s", r->steps);
     return o;
 }
 

@@ -145,6 +145,9 @@ typedef struct kbv_result {
      * its probe; the candidate worker's start, load and construction (its compile); the cases;
      * the CUPTI audit; the timed rounds and graph replay; the standard protocol. */
     double phase_s[PHASE_COUNT];
+    /* The same wall time by worker command: {"reference.forward": {"n", "s", "compute_s",
+     * "save_s", "load_s"}, ...} (NULL if none ran); docs/formats.md. */
+    json_t *steps;
     json_t *inspect;        /* static inspection of the candidate's source (kbv inspect) */
     json_t *sandbox;        /* how the candidate's worker was confined (sandbox_describe) */
     double wall_s;          /* whole evaluation, seconds */

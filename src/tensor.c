@@ -115,7 +115,7 @@ void kbv_tensor_shape_str(const kbv_tensor *t, char *out, size_t outlen) {
 
 static size_t header_size(int ndim) { return (24 + 16 * (size_t)ndim + 63) / 64 * 64; }
 
-int kbv_tensor_save(const kbv_tensor *t, const char *path, kbv_err *err) {
+int kbv_tensor_write(const kbv_tensor *t, const void *src, kbv_copy_fn copy, const char *path, kbv_err *err) {
     size_t nbytes;
     if (check_shape(t->dtype, t->ndim, t->shape, &nbytes, err) < 0) return kbv_wraperr(err, "%s", path);
     if (nbytes != t->nbytes) return kbv_seterr(err, "%s: data size %zu does not match shape (%zu)", path, t->nbytes, nbytes);
@@ -133,12 +133,28 @@ int kbv_tensor_save(const kbv_tensor *t, const char *path, kbv_err *err) {
     memcpy(hdr + 16, &u64, 8);
     memcpy(hdr + 24, t->shape, 8 * (size_t)t->ndim);
     memcpy(hdr + 24 + 8 * (size_t)t->ndim, t->strides, 8 * (size_t)t->ndim);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) return kbv_seterr(err, "%s: %s", tmp, strerror(errno));
-    if (kbv_write_all(fd, hdr, hlen) < 0 || kbv_write_all(fd, t->data, nbytes) < 0) {
-        int e = errno;
+    int rc = 0;
+    if (!copy) {
+        if (kbv_write_all(fd, hdr, hlen) < 0 || kbv_write_all(fd, src, nbytes) < 0)
+            rc = kbv_seterr(err, "%s: write failed: %s", tmp, strerror(errno));
+    } else {
+        /* The copy lands in the file's pages directly (one copy, not two). The space is
+         * reserved first: a full file system then fails here, not with SIGBUS in the copy. */
+        int e = posix_fallocate(fd, 0, (off_t)(hlen + nbytes));
+        void *m = e ? MAP_FAILED : mmap(NULL, hlen + nbytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+        if (e || m == MAP_FAILED) {
+            rc = kbv_seterr(err, "%s: %s", tmp, strerror(e ? e : errno));
+        } else {
+            memcpy(m, hdr, hlen);
+            if (nbytes && copy((char *)m + hlen, src, nbytes, err) < 0) rc = kbv_wraperr(err, "%s", path);
+            munmap(m, hlen + nbytes);
+        }
+    }
+    if (rc < 0) {
         close(fd), unlink(tmp);
-        return kbv_seterr(err, "%s: write failed: %s", tmp, strerror(e));
+        return -1;
     }
     if (close(fd) < 0 || rename(tmp, path) < 0) {
         int e = errno;
@@ -147,6 +163,8 @@ int kbv_tensor_save(const kbv_tensor *t, const char *path, kbv_err *err) {
     }
     return 0;
 }
+
+int kbv_tensor_save(const kbv_tensor *t, const char *path, kbv_err *err) { return kbv_tensor_write(t, t->data, NULL, path, err); }
 
 int kbv_tensor_load(kbv_tensor *t, const char *path, kbv_err *err) {
     memset(t, 0, sizeof *t);
@@ -186,7 +204,7 @@ int kbv_tensor_load(kbv_tensor *t, const char *path, kbv_err *err) {
         return t->data ? 0 : kbv_seterr(err, "out of memory");
     }
     /* Large tensors get their own anonymous mapping (returned to the system on free). */
-    void *d = mmap(NULL, nbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *d = mmap(NULL, nbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (d == MAP_FAILED) {
         close(fd);
         return kbv_seterr(err, "%s: out of memory for %zu bytes", path, (size_t)nbytes);

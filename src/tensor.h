@@ -57,6 +57,10 @@ void kbv_tensor_shape_str(const kbv_tensor *t, char *out, size_t outlen);
 
 /* Write t to path (created 0600, replaced atomically) / read it back (data is mmapped). */
 int kbv_tensor_save(const kbv_tensor *t, const char *path, kbv_err *err);
+/* The same for a tensor whose contiguous bytes are at src, described by t (t->data unused),
+ * copied into the file by copy (e.g. from GPU memory); copy NULL: src is host memory. */
+typedef int (*kbv_copy_fn)(void *dst, const void *src, size_t n, kbv_err *err);
+int kbv_tensor_write(const kbv_tensor *t, const void *src, kbv_copy_fn copy, const char *path, kbv_err *err);
 int kbv_tensor_load(kbv_tensor *t, const char *path, kbv_err *err);
 
 /* Half-precision conversions (round to nearest even) used by loaders and tests. */

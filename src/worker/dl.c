@@ -179,8 +179,12 @@ static void gather(const char *src, const DLTensor *d, kbv_tensor *t) {
     }
 }
 
-int dl_from_torch(dl_ctx *c, PyObject *tensor, kbv_tensor *out, kbv_err *err) {
+static int copy_from_gpu(void *dst, const void *src, size_t n, kbv_err *err) { return gpu_copy_to_host(dst, src, n, err); }
+
+/* dl_from_torch, or with path: dl_save_torch, or with borrowed: dl_borrow_host. */
+static int dl_export(dl_ctx *c, PyObject *tensor, kbv_tensor *out, const char *path, int *borrowed, kbv_err *err) {
     memset(out, 0, sizeof *out);
+    if (borrowed) *borrowed = 0;
     char dtname[64];
     PyObject *dtype = PyObject_GetAttrString(tensor, "dtype");
     if (!dtype) return py_take_error(err, NULL, NULL), -1;
@@ -222,13 +226,14 @@ int dl_from_torch(dl_ctx *c, PyObject *tensor, kbv_tensor *out, kbv_err *err) {
         kbv_seterr(err, "output has %d dimensions (at most %d)", d->ndim, KBV_MAX_DIMS);
         goto done;
     }
-    if (kbv_tensor_alloc(out, got, d->ndim, d->shape, err) < 0) goto done;
-    int64_t numel = kbv_tensor_numel(out);
+    kbv_tensor meta = {.dtype = got, .ndim = d->ndim}; /* shape and C-order strides, no data */
+    for (int64_t k = d->ndim - 1, cs = 1; k >= 0; k--) meta.shape[k] = d->shape[k], meta.strides[k] = cs, cs *= d->shape[k] ? d->shape[k] : 1;
+    int64_t numel = kbv_tensor_numel(&meta);
     DLTensor view = *d;
     int64_t strides[KBV_MAX_DIMS];
     int64_t span = numel ? 1 : 0; /* elements from the first to the last one addressed */
     for (int k = 0; k < d->ndim; k++) {
-        strides[k] = d->strides ? d->strides[k] : out->strides[k];
+        strides[k] = d->strides ? d->strides[k] : meta.strides[k];
         if (strides[k] < 0) {
             kbv_seterr(err, "negative strides are not supported");
             goto done;
@@ -236,19 +241,37 @@ int dl_from_torch(dl_ctx *c, PyObject *tensor, kbv_tensor *out, kbv_err *err) {
         if (numel) span += (d->shape[k] - 1) * strides[k];
     }
     view.strides = strides;
-    memcpy(out->strides, strides, sizeof(int64_t) * (size_t)d->ndim);
     size_t es = kbv_dtype_size(got);
     const char *base = (const char *)d->data + d->byte_offset;
-    int contiguous = 1;
+    int contiguous = 1, on_gpu = d->device.device_type == kDLCUDA || d->device.device_type == kDLCUDAManaged;
     int64_t s = 1;
     for (int k = d->ndim - 1; k >= 0; k--) {
         if (d->shape[k] != 1 && strides[k] != s) contiguous = 0;
         s *= d->shape[k];
     }
+    if (path && contiguous && (on_gpu || d->device.device_type == kDLCPU)) {
+        /* Straight from the tensor's memory into the file: no host copy in between. */
+        *out = meta;
+        out->nbytes = (size_t)numel * es;
+        memcpy(out->strides, strides, sizeof(int64_t) * (size_t)d->ndim);
+        if (on_gpu && gpu_sync(err) < 0) goto done;
+        if (kbv_tensor_write(out, base, on_gpu ? copy_from_gpu : NULL, path, err) < 0) goto done;
+        rc = 0;
+        goto done;
+    }
+    if (borrowed && contiguous && d->device.device_type == kDLCPU) {
+        *out = meta; /* the tensor's own memory, alive as long as the caller's tensor is */
+        out->data = (void *)base, out->nbytes = (size_t)numel * es;
+        *borrowed = 1;
+        rc = 0;
+        goto done;
+    }
+    if (kbv_tensor_alloc(out, got, d->ndim, d->shape, err) < 0) goto done;
+    memcpy(out->strides, strides, sizeof(int64_t) * (size_t)d->ndim);
     if (d->device.device_type == kDLCPU) {
         if (contiguous) memcpy(out->data, base, out->nbytes);
         else gather(base, &view, out);
-    } else if (d->device.device_type == kDLCUDA || d->device.device_type == kDLCUDAManaged) {
+    } else if (on_gpu) {
         if (gpu_sync(err) < 0) goto done;
         if (contiguous) {
             if (gpu_copy_to_host(out->data, base, out->nbytes, err) < 0) goto done;
@@ -269,12 +292,26 @@ int dl_from_torch(dl_ctx *c, PyObject *tensor, kbv_tensor *out, kbv_err *err) {
         kbv_seterr(err, "output is on an unsupported device (DLPack type %d)", (int)d->device.device_type);
         goto done;
     }
-    rc = 0;
+    rc = path ? kbv_tensor_save(out, path, err) : 0;
+    if (path) { /* the caller gets the description only */
+        free(out->data);
+        out->data = NULL;
+    }
 done:
     if (rc < 0) kbv_tensor_free(out);
     Py_DECREF(cap); /* torch's capsule destructor releases the managed tensor */
     Py_DECREF(t);
     return rc;
+}
+
+int dl_from_torch(dl_ctx *c, PyObject *tensor, kbv_tensor *out, kbv_err *err) { return dl_export(c, tensor, out, NULL, NULL, err); }
+
+int dl_save_torch(dl_ctx *c, PyObject *tensor, const char *path, kbv_tensor *meta, kbv_err *err) {
+    return dl_export(c, tensor, meta, path, NULL, err);
+}
+
+int dl_borrow_host(dl_ctx *c, PyObject *tensor, kbv_tensor *out, int *borrowed, kbv_err *err) {
+    return dl_export(c, tensor, out, NULL, borrowed, err);
 }
 
 PyObject *dl_locate(dl_ctx *c, PyObject *tensor, const void **ptr, size_t *span, int *contiguous, int *on_gpu,

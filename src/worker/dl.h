@@ -24,6 +24,14 @@ int dl_init(dl_ctx *c, int cuda, kbv_err *err);
 /* Takes ownership of t's data (t is left empty). Returns a new reference or NULL (err set). */
 PyObject *dl_to_torch(dl_ctx *c, kbv_tensor *t, kbv_err *err);
 int dl_from_torch(dl_ctx *c, PyObject *tensor, kbv_tensor *out, kbv_err *err);
+/* The same written to path as a .kbt file (tensor.h); meta gets the dtype, shape and
+ * strides, no data. A contiguous tensor goes from its own memory (host or GPU) into the file
+ * with no copy in between. */
+int dl_save_torch(dl_ctx *c, PyObject *tensor, const char *path, kbv_tensor *meta, kbv_err *err);
+/* dl_from_torch without the copy where it can: for a C-contiguous CPU tensor, out->data is
+ * the tensor's own memory (*borrowed = 1: valid while tensor lives, not to be freed or
+ * written); otherwise a copy as dl_from_torch makes (*borrowed = 0). */
+int dl_borrow_host(dl_ctx *c, PyObject *tensor, kbv_tensor *out, int *borrowed, kbv_err *err);
 /* Wrap a device buffer (cudaMalloc'd, C-contiguous) as a torch tensor that owns it. */
 PyObject *dl_wrap_device(dl_ctx *c, kbv_dtype dt, int ndim, const int64_t *shape, void *dev, kbv_err *err);
 

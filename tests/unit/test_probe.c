@@ -1,4 +1,5 @@
 /* test_probe.c -- probe.c: fixed inputs, zero structure, symmetry, ranges and booleans. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "check.h"
@@ -65,5 +66,25 @@ int main(void) {
     fill(&t, KBV_DT_F32, 4, 3, sym, 1), probe_add(&p, &t), kbv_tensor_free(&t);
     CHECK(!p.consistent && !p.fixed);
     probe_free(&p);
+    /* float32 takes a block-wise scan: NaN and Inf are skipped in min/max and reported, in
+     * any block, and zeros are kept only where every draw had one (across block edges) */
+    {
+        int64_t shape[1] = {10000};
+        kbv_err err;
+        probe_init(&p);
+        for (int d = 0; d < 2; d++) {
+            kbv_tensor_alloc(&t, KBV_DT_F32, 1, shape, &err);
+            float *x = t.data;
+            for (int64_t i = 0; i < 10000; i++) x[i] = i % 1000 == 0 ? 0.0f : (float)((i * 37 + d) % 101) - 50.0f;
+            if (d == 1) x[5000] = NAN, x[9999] = INFINITY, x[4100] = -1e30f, x[123] = 0.0f;
+            probe_add(&p, &t), kbv_tensor_free(&t);
+        }
+        /* zeros in both draws: every 1000th but 5000 (NaN in the second draw); the ramp's
+         * zeros ((37i + d) % 101 == 50) never fall on the same element in both draws */
+        int64_t want = 9;
+        CHECK(p.nonfinite && p.min == (double)-1e30f && p.max == 50);
+        CHECK(p.zero_count == want && p.zeros[4000] == 1 && p.zeros[5000] == 0 && p.zeros[123] == 0);
+        probe_free(&p);
+    }
     CHECK_DONE("test_probe");
 }

@@ -6,6 +6,18 @@
 #include "check.h"
 #include "tensor.h"
 
+static int copies;
+static int copy_ok(void *dst, const void *src, size_t n, kbv_err *err) {
+    (void)err;
+    copies++;
+    memcpy(dst, src, n);
+    return 0;
+}
+static int copy_fail(void *dst, const void *src, size_t n, kbv_err *err) {
+    (void)dst, (void)src, (void)n;
+    return kbv_seterr(err, "device lost");
+}
+
 int main(void) {
     kbv_err err = {{0}};
     char dir[4096], path[4200];
@@ -38,6 +50,26 @@ int main(void) {
     CHECK(kbv_tensor_load(&u, path, &err) == -1);
     CHECK(strstr(err.msg, "not a kbv tensor file") != NULL);
     kbv_tensor_free(&t);
+
+    /* kbv_tensor_write: bytes from elsewhere (a GPU in the worker) through a copy function
+     * straight into the file; a failing copy leaves no file and names the path. */
+    {
+        kbv_tensor m = {.dtype = KBV_DT_F32, .ndim = 2, .shape = {3, 5}, .strides = {5, 1}, .nbytes = 60};
+        float src[15];
+        for (int i = 0; i < 15; i++) src[i] = (float)i - 7.25f;
+        char p2[4300];
+        snprintf(p2, sizeof p2, "%s/w.kbt", dir);
+        CHECK(kbv_tensor_write(&m, src, copy_ok, p2, &err) == 0 && copies == 1);
+        CHECK(kbv_tensor_load(&u, p2, &err) == 0 && u.nbytes == 60 && memcmp(u.data, src, 60) == 0 && u.strides[0] == 5);
+        kbv_tensor_free(&u);
+        unlink(p2);
+        CHECK(kbv_tensor_write(&m, src, copy_fail, p2, &err) == -1 && strstr(err.msg, "w.kbt") && strstr(err.msg, "device lost"));
+        CHECK(access(p2, F_OK) != 0);
+        snprintf(p2, sizeof p2, "%s/w.kbt.tmp", dir);
+        CHECK(access(p2, F_OK) != 0);
+        m.nbytes = 64; /* a size that does not match the shape is refused */
+        CHECK(kbv_tensor_write(&m, src, copy_ok, path, &err) == -1);
+    }
 
     /* Zero-dimensional and empty tensors. */
     CHECK(kbv_tensor_alloc(&t, KBV_DT_I64, 0, NULL, &err) == 0);
