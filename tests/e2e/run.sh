@@ -26,7 +26,7 @@ eval_case() {
     local left
     left=$(leftovers)
     if [ "$rc" != "$want_rc" ] || [ "$got" != "$want" ]; then
-        not_ok "$name" "status $got exit $rc, expected $want exit $want_rc; stderr: $(tail -c 600 "$tmp/stderr"); errors: $(jq -r .errors "$tmp/out.json" 2>/dev/null | tail -c 800)"
+        not_ok "$name" "status $got exit $rc, expected $want exit $want_rc; stderr: $(tail -c 600 "$tmp/stderr"); errors: $(jq -r .errors "$tmp/out.json" 2>/dev/null | tail -c 800); findings: $(jq -c '[.flags[] | select(.severity != "info") | {id, message}]' "$tmp/out.json" 2>/dev/null | head -c 1200)"
     elif [ "$want" = verified ] && jq -e '[.flags[].id] | index("writes_outside_scratch")' "$tmp/out.json" >/dev/null; then
         not_ok "$name" "an honest candidate flagged writes_outside_scratch: $(jq -c '.flags' "$tmp/out.json")"
     elif [ -n "$left" ]; then
