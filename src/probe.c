@@ -32,8 +32,15 @@ static int is_symmetric(const kbv_tensor *t) {
     return 1;
 }
 
-/* A float32's bits as an int32 that orders like the floats (finite values; -0 just below +0). */
+/* A float32's bits as an int32 that orders like the floats (finite values; -0 just below +0),
+ * and back (the map is its own inverse). */
 static inline int32_t order_key(uint32_t u) { return (int32_t)(u ^ ((uint32_t)((int32_t)u >> 31) & 0x7fffffffu)); }
+static float key_float(int32_t k) {
+    uint32_t bits = (uint32_t)order_key((uint32_t)k);
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
 
 /* probe_add's scan for float32, the common case (a multi-GiB input is scanned three times):
  * integer operations over fixed-size blocks, which the compiler vectorises (the Makefile
@@ -72,15 +79,8 @@ static void scan_f32(probe_input *p, const float *x, int64_t n) {
         }
     }
     if (mn > mx) return; /* no finite value */
-    float f;
-    uint32_t bits = (uint32_t)mn;
-    bits = (int32_t)bits < 0 ? bits ^ 0x7fffffffu : bits; /* order_key is its own inverse */
-    memcpy(&f, &bits, sizeof f);
-    if (f < p->min) p->min = f;
-    bits = (uint32_t)mx;
-    bits = (int32_t)bits < 0 ? bits ^ 0x7fffffffu : bits;
-    memcpy(&f, &bits, sizeof f);
-    if (f > p->max) p->max = f;
+    if (key_float(mn) < p->min) p->min = key_float(mn);
+    if (key_float(mx) > p->max) p->max = key_float(mx);
 }
 
 void probe_add(probe_input *p, const kbv_tensor *t) {

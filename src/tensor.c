@@ -70,15 +70,20 @@ static int check_shape(kbv_dtype dt, int ndim, const int64_t *shape, size_t *nby
     return 0;
 }
 
-int kbv_tensor_alloc(kbv_tensor *t, kbv_dtype dt, int ndim, const int64_t *shape, kbv_err *err) {
+int kbv_tensor_describe(kbv_tensor *t, kbv_dtype dt, int ndim, const int64_t *shape, kbv_err *err) {
     size_t nbytes;
     memset(t, 0, sizeof *t);
     if (check_shape(dt, ndim, shape, &nbytes, err) < 0) return -1;
     t->dtype = dt, t->ndim = ndim, t->nbytes = nbytes;
     int64_t s = 1;
     for (int i = ndim - 1; i >= 0; i--) t->shape[i] = shape[i], t->strides[i] = s, s *= shape[i] ? shape[i] : 1;
-    t->data = calloc(1, nbytes ? nbytes : 1);
-    if (!t->data) return kbv_seterr(err, "out of memory allocating %zu bytes", nbytes);
+    return 0;
+}
+
+int kbv_tensor_alloc(kbv_tensor *t, kbv_dtype dt, int ndim, const int64_t *shape, kbv_err *err) {
+    if (kbv_tensor_describe(t, dt, ndim, shape, err) < 0) return -1;
+    t->data = calloc(1, t->nbytes ? t->nbytes : 1);
+    if (!t->data) return kbv_seterr(err, "out of memory allocating %zu bytes", t->nbytes);
     return 0;
 }
 

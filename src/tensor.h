@@ -49,6 +49,8 @@ size_t kbv_dtype_size(kbv_dtype dt);
 int kbv_dtype_is_float(kbv_dtype dt);
 
 int64_t kbv_tensor_numel(const kbv_tensor *t);
+/* Fill t's dtype, shape, C-contiguous strides and nbytes, with no data (checks the shape). */
+int kbv_tensor_describe(kbv_tensor *t, kbv_dtype dt, int ndim, const int64_t *shape, kbv_err *err);
 /* Allocate zeroed host storage for t's shape and dtype (strides set contiguous). */
 int kbv_tensor_alloc(kbv_tensor *t, kbv_dtype dt, int ndim, const int64_t *shape, kbv_err *err);
 void kbv_tensor_free(kbv_tensor *t);

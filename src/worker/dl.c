@@ -226,8 +226,8 @@ static int dl_export(dl_ctx *c, PyObject *tensor, kbv_tensor *out, const char *p
         kbv_seterr(err, "output has %d dimensions (at most %d)", d->ndim, KBV_MAX_DIMS);
         goto done;
     }
-    kbv_tensor meta = {.dtype = got, .ndim = d->ndim}; /* shape and C-order strides, no data */
-    for (int64_t k = d->ndim - 1, cs = 1; k >= 0; k--) meta.shape[k] = d->shape[k], meta.strides[k] = cs, cs *= d->shape[k] ? d->shape[k] : 1;
+    kbv_tensor meta; /* shape, C-order strides and size, no data */
+    if (kbv_tensor_describe(&meta, got, d->ndim, d->shape, err) < 0) goto done;
     int64_t numel = kbv_tensor_numel(&meta);
     DLTensor view = *d;
     int64_t strides[KBV_MAX_DIMS];
@@ -252,7 +252,6 @@ static int dl_export(dl_ctx *c, PyObject *tensor, kbv_tensor *out, const char *p
     if (path && contiguous && (on_gpu || d->device.device_type == kDLCPU)) {
         /* Straight from the tensor's memory into the file: no host copy in between. */
         *out = meta;
-        out->nbytes = (size_t)numel * es;
         memcpy(out->strides, strides, sizeof(int64_t) * (size_t)d->ndim);
         if (on_gpu && gpu_sync(err) < 0) goto done;
         if (kbv_tensor_write(out, base, on_gpu ? copy_from_gpu : NULL, path, err) < 0) goto done;
@@ -261,7 +260,7 @@ static int dl_export(dl_ctx *c, PyObject *tensor, kbv_tensor *out, const char *p
     }
     if (borrowed && contiguous && d->device.device_type == kDLCPU) {
         *out = meta; /* the tensor's own memory, alive as long as the caller's tensor is */
-        out->data = (void *)base, out->nbytes = (size_t)numel * es;
+        out->data = (void *)base;
         *borrowed = 1;
         rc = 0;
         goto done;

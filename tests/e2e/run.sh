@@ -115,6 +115,11 @@ if [ "$rc" = 0 ] && jq -e '.status == "problem_ok" and ([.cases[] | select(.dist
     "$tmp/check.json" >/dev/null; then
     ok "kbv check reports the domain each hidden case needed (kl_div: none raw)"
 else not_ok "kbv check" "exit $rc $(jq -c '[.cases[] | .domain]' "$tmp/check.json" 2>/dev/null)"; fi
+if jq -e '.steps_s["reference.probe"] | has("get_inputs_s") and has("copy_s") and has("scan_s")' "$tmp/check.json" >/dev/null &&
+    jq -e '.steps_s["reference.forward"] | .n >= 10 and has("compute_s") and has("save_s") and has("load_s") and .s >= .compute_s' \
+        "$tmp/check.json" >/dev/null; then
+    ok "steps_s splits the wall time by worker command (probe and forward with their parts)"
+else not_ok "steps_s" "$(jq -c '.steps_s' "$tmp/check.json" 2>/dev/null)"; fi
 "$KBV" check examples/problems/broken/no_model.py --device cpu --quiet >/dev/null 2>&1
 rc=$?
 if [ "$rc" = 3 ]; then ok "kbv check of a broken problem exits 3"; else not_ok "kbv check broken" "exit $rc"; fi
