@@ -408,6 +408,24 @@ static int copy_outputs(run_out *dst, const run_out *src) {
     return 0;
 }
 
+/* How many outputs a run returned: read, or (kbv check) left in the worker. */
+static int out_count(const run_out *o) {
+    json_t *count = json_object_get(o->reply, "count");
+    return json_is_integer(count) ? (int)json_integer_value(count) : o->n;
+}
+
+/* Validity's facts about output k: from the output read, or from the worker's "facts" where
+ * the output stayed in the worker (kbv check). 0, or -1 when the reply has none for k. */
+static int out_facts(const run_out *o, int k, judge_facts *f) {
+    if (k < o->n) return judge_facts_of(&o->t[k], f), 0;
+    const json_t *e = json_array_get(json_object_get(o->reply, "facts"), (size_t)k);
+    const char *v = json_string_value(json_object_get(e, "value"));
+    if (!v) return -1;
+    f->nonfinite = json_is_true(json_object_get(e, "nonfinite"));
+    f->constant = json_is_true(json_object_get(e, "constant"));
+    f->value = strtod(v, NULL);
+    return 0;
+}
 
 /* Send a command that produces outputs; on success fill out. Returns the proc_result, and
  * on a failure reply leaves it in *fail_rep (caller frees). */
@@ -587,7 +605,9 @@ static int reference_case(eval_ctx *c, kbv_proc *ref, int ci, int dist, int dom,
     int dirty = 0; /* the inputs may have been changed by the last run: make them again */
     /* The oracle: float64, or (once float64 has failed) the strict fp32 run. */
     if (!c->oracle_fallback) {
-        pr = run_cmd(c, ref, forward_cmd(c, "ref", ci, "oracle", "float64", 0, -1, 0), c->o->timeout_s, &rr->oracle, &fail, err);
+        json_t *cmd = forward_cmd(c, "ref", ci, "oracle", "float64", 0, -1, 0);
+        if (!c->o->candidate) json_object_set_new(cmd, "save", json_false()); /* kbv check: facts only */
+        pr = run_cmd(c, ref, cmd, c->o->timeout_s, &rr->oracle, &fail, err);
         dirty = fail || !json_equal(json_object_get(rr->oracle.reply, "inputs_after"), rr->prints);
         if (pr == PROC_OK && fail && dist >= 0) {
             /* On hidden inputs, first see whether the model itself accepts them. */
@@ -623,9 +643,9 @@ static int reference_case(eval_ctx *c, kbv_proc *ref, int ci, int dist, int dom,
             }
         }
         json_t *cmd = forward_cmd(c, "ref", ci, tags[k], "native", k, -1, 0);
-        /* kbv check judges the oracle only: the other runs' outputs stay in the worker unless
-         * the strict run has to stand in for a failed float64 oracle. */
-        if (!c->o->candidate && !(k == 0 && (c->oracle_fallback || c->oracle_retry))) json_object_set_new(cmd, "save", json_false());
+        /* kbv check reads no outputs: they stay in the worker, which replies with the facts
+         * validity needs (the strict run's stand in for a failed float64 oracle's). */
+        if (!c->o->candidate) json_object_set_new(cmd, "save", json_false());
         pr = run_cmd(c, ref, cmd, c->o->timeout_s, outs[k], &fail, err);
         if (pr == PROC_OK && fail && dist >= 0 && strcmp(json_string_value(json_object_get(fail, "kind")) ?: "", "python") == 0) {
             /* A hidden input the reference rejects (e.g. a matrix that is not positive
@@ -652,14 +672,31 @@ static int reference_case(eval_ctx *c, kbv_proc *ref, int ci, int dist, int dom,
     if ((!cuda && copy_outputs(&rr->tf32, &rr->strict) < 0) ||
         (c->oracle_fallback && (run_free(&rr->oracle), copy_outputs(&rr->oracle, &rr->strict)) < 0))
         return kbv_seterr(err, "out of memory copying outputs"), -1;
-    json_t *count = json_object_get(rr->strict.reply, "count"); /* outputs not saved (kbv check) */
-    int nstrict = json_is_integer(count) ? (int)json_integer_value(count) : rr->strict.n;
-    if (rr->oracle.n != nstrict) {
+    if (c->oracle_fallback) rr->oracle.reply = json_incref(rr->strict.reply); /* its facts (kbv check) */
+    if (out_count(&rr->oracle) != out_count(&rr->strict)) {
         c->r->status = KBV_PROBLEM_ERROR;
-        result_add_error(c->r, "the float64 oracle returned %d outputs, the model %d", rr->oracle.n, nstrict);
+        result_add_error(c->r, "the float64 oracle returned %d outputs, the model %d", out_count(&rr->oracle),
+                         out_count(&rr->strict));
         return 1;
     }
     return 0;
+}
+
+/* Whether case rr's oracle outputs make a valid case (docs/correctness.md): 1 or 0 (why
+ * filled), -1 when the worker's reply lacks their facts. The nominal case is always valid
+ * and records whether its outputs are non-finite or constant, which then allows it. */
+static int oracle_valid(eval_ctx *c, const ref_runs *rr, int nominal, char *why, size_t whylen) {
+    judge_facts f;
+    for (int k = 0; k < out_count(&rr->oracle); k++) {
+        if (out_facts(&rr->oracle, k, &f) < 0) return -1;
+        if (nominal) {
+            c->nominal_nonfinite |= f.nonfinite;
+            c->nominal_degenerate |= f.constant;
+        } else if (!judge_valid_facts(&f, c->nominal_nonfinite, c->nominal_degenerate, why, whylen)) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 /* Judge output k of a candidate's run against case rr's oracle, with the tolerance
@@ -1629,17 +1666,13 @@ cases:;
                     continue;
                 }
                 if (rc > 0) goto done;
-                if (di == 0) {
-                    for (int k = 0; k < rr.oracle.n; k++) {
-                        c->nominal_nonfinite |= judge_has_nonfinite(&rr.oracle.t[k]);
-                        c->nominal_degenerate |= judge_is_degenerate(&rr.oracle.t[k]);
-                    }
-                    valid = 1;
-                    break;
+                valid = oracle_valid(c, &rr, di == 0, why, sizeof why);
+                if (valid < 0) {
+                    ref_runs_free(&rr);
+                    kbv_seterr(err, "the reference worker's reply has no facts for an output it kept");
+                    goto internal;
                 }
-                valid = 1;
-                for (int k = 0; valid && k < rr.oracle.n; k++)
-                    valid = judge_valid_case(&rr.oracle.t[k], c->nominal_nonfinite, c->nominal_degenerate, why, sizeof why);
+                if (di == 0) break;
                 if (valid) {
                     kc->seed = seed;
                     break;

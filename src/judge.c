@@ -156,16 +156,28 @@ int judge_is_degenerate(const kbv_tensor *t) {
     return 1;
 }
 
-int judge_valid_case(const kbv_tensor *o, int nominal_nonfinite, int nominal_degenerate, char *why, size_t whylen) {
-    if (!nominal_nonfinite && judge_has_nonfinite(o)) {
+void judge_facts_of(const kbv_tensor *t, judge_facts *f) {
+    f->nonfinite = judge_has_nonfinite(t);
+    f->constant = judge_is_degenerate(t);
+    f->value = kbv_tensor_numel(t) > 0 ? kbv_tensor_get(t, 0) : 0;
+}
+
+int judge_valid_facts(const judge_facts *f, int nominal_nonfinite, int nominal_degenerate, char *why, size_t whylen) {
+    if (!nominal_nonfinite && f->nonfinite) {
         snprintf(why, whylen, "the reference output has NaN or Inf");
         return 0;
     }
-    if (!nominal_degenerate && judge_is_degenerate(o)) {
-        snprintf(why, whylen, "the reference output is constant (%.6g everywhere)", kbv_tensor_get(o, 0));
+    if (!nominal_degenerate && f->constant) {
+        snprintf(why, whylen, "the reference output is constant (%.6g everywhere)", f->value);
         return 0;
     }
     return 1;
+}
+
+int judge_valid_case(const kbv_tensor *o, int nominal_nonfinite, int nominal_degenerate, char *why, size_t whylen) {
+    judge_facts f;
+    judge_facts_of(o, &f);
+    return judge_valid_facts(&f, nominal_nonfinite, nominal_degenerate, why, whylen);
 }
 
 int judge_kernelbench_allclose(const kbv_tensor *ref, const kbv_tensor *x, double tol, double *max_abs, char *why,

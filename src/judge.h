@@ -58,6 +58,15 @@ void judge_calibrated(const kbv_tensor *oracle, const kbv_tensor *strict, const 
  * element, all equal), unless the nominal case's output was so too. Returns 1 if valid and
  * otherwise fills why. */
 int judge_valid_case(const kbv_tensor *oracle, int nominal_nonfinite, int nominal_degenerate, char *why, size_t whylen);
+/* The two facts validity needs of an output: NaN or Inf anywhere, and one value everywhere
+ * (more than one element, all equal as doubles; a NaN makes it not constant). kbv check
+ * gets them from the worker, computed where the output is, instead of the output itself. */
+typedef struct judge_facts {
+    int nonfinite, constant;
+    double value; /* the constant, when constant */
+} judge_facts;
+void judge_facts_of(const kbv_tensor *t, judge_facts *f);
+int judge_valid_facts(const judge_facts *f, int nominal_nonfinite, int nominal_degenerate, char *why, size_t whylen);
 int judge_is_degenerate(const kbv_tensor *t);
 int judge_has_nonfinite(const kbv_tensor *t);
 /* KernelBench's allclose(ref, new, atol=tol, rtol=tol): |ref - new| <= tol + tol * |new|,

@@ -8,6 +8,7 @@
  * It exits when its command pipe closes or on "quit"; it never decides a verdict.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -305,6 +306,8 @@ static long long input_bytes_max(void) {
     return pages > 0 && psize > 0 ? (long long)pages * psize / 2 : INT64_MAX;
 }
 
+#define PROBE_LARGE_BYTES (1LL << 30)
+
 static json_t *cmd_probe(worker *w, const json_t *cmd) {
     const char *prefix;
     kbv_err err;
@@ -317,7 +320,11 @@ static json_t *cmd_probe(worker *w, const json_t *cmd) {
     Py_ssize_t n = -1;
     json_t *fail = NULL;
     double t_get = 0, t_copy = 0, t_scan = 0, t0; /* where a large input's probe goes (steps_s) */
-    for (size_t k = 0; k < json_array_size(seeds) && !fail; k++) {
+    long long total = 0; /* one draw's tensor bytes */
+    /* Inputs over PROBE_LARGE_BYTES get two draws, not three: each draw costs seconds per GiB
+     * (torch's CPU RNG, then the scan), and with this many values a third adds nothing
+     * (docs/correctness.md). */
+    for (size_t k = 0; k < json_array_size(seeds) && !fail && !(k >= 2 && total > PROBE_LARGE_BYTES); k++) {
         t0 = kbv_now();
         PyObject *xs = nominal_inputs(w, (unsigned long long)json_integer_value(json_array_get(seeds, k)));
         t_get += kbv_now() - t0;
@@ -333,7 +340,8 @@ static json_t *cmd_probe(worker *w, const json_t *cmd) {
         } else if (PyList_GET_SIZE(xs) != n) {
             fail = proto_fail("problem", "get_inputs() returned a different number of inputs under another seed", NULL);
         }
-        long long total = 0, cap = input_bytes_max();
+        long long cap = input_bytes_max();
+        total = 0;
         for (Py_ssize_t j = 0; !fail && j < n; j++) {
             PyObject *v = PyList_GET_ITEM(xs, j);
             long long nb = PyObject_IsInstance(v, w->dl.tensor_type) == 1 ? tensor_bytes(v) : 0;
@@ -671,6 +679,55 @@ static void check_output_types(worker *w, PyObject *seq) {
     PyErr_Clear();
 }
 
+/* A Python number as a double (NULL-safe; -1 with the error pending on failure). */
+static int number_value(PyObject *o, double *v) {
+    PyObject *f = o ? PyNumber_Float(o) : NULL;
+    if (!f) return -1;
+    *v = PyFloat_AsDouble(f);
+    Py_DECREF(f);
+    return 0;
+}
+
+/* A tensor's min and max as doubles, computed where it is (two passes on the GPU). */
+static int tensor_minmax(PyObject *t, double *mn, double *mx) {
+    PyObject *a = PyObject_CallMethod(t, "min", NULL), *b = a ? PyObject_CallMethod(t, "max", NULL) : NULL;
+    PyObject *ai = a && b ? PyObject_CallMethod(a, "item", NULL) : NULL, *bi = ai ? PyObject_CallMethod(b, "item", NULL) : NULL;
+    int rc = bi && number_value(ai, mn) == 0 && number_value(bi, mx) == 0 ? 0 : -1;
+    Py_XDECREF(a), Py_XDECREF(b), Py_XDECREF(ai), Py_XDECREF(bi);
+    return rc;
+}
+
+/* kbv check's reply for outputs it does not read: per output, what judge_facts_of() would
+ * find in it (NaN/Inf anywhere; one value everywhere), computed from its min and max where
+ * the output lives, instead of the output going through a file. A NaN makes min and max
+ * NaN, so it counts as non-finite and not constant, as it does in judge.c. NULL with the
+ * Python error pending when an output has no min/max (kbv then saves the values). */
+static json_t *output_facts(worker *w, PyObject *seq) {
+    json_t *list = json_array();
+    for (Py_ssize_t k = 0; k < PySequence_Size(seq); k++) {
+        PyObject *o = PySequence_GetItem(seq, k);
+        double mn = 0, mx = 0;
+        long long n = 1;
+        int ok = o != NULL;
+        if (ok && PyObject_IsInstance(o, w->dl.tensor_type) == 1) {
+            PyObject *numel = PyObject_CallMethod(o, "numel", NULL);
+            n = numel ? PyLong_AsLongLong(numel) : -1;
+            Py_XDECREF(numel);
+            ok = n >= 0 && !PyErr_Occurred() && (n == 0 || tensor_minmax(o, &mn, &mx) == 0);
+        } else if (ok) {
+            ok = number_value(o, &mn) == 0;
+            mx = mn;
+        }
+        Py_XDECREF(o);
+        if (!ok) return json_decref(list), NULL;
+        char value[40]; /* a string: JSON has no Inf (strtod reads it back) */
+        snprintf(value, sizeof value, "%.17g", mn);
+        json_array_append_new(list, json_pack("{s:b, s:b, s:s}", "nonfinite", n > 0 && !(isfinite(mn) && isfinite(mx)),
+                                              "constant", n > 1 && mn == mx, "value", value));
+    }
+    return list;
+}
+
 static json_t *cmd_forward(worker *w, const json_t *cmd) {
     const char *prefix, *precision = json_string_value(json_object_get(cmd, "precision"));
     kbv_err err = {{0}};
@@ -742,12 +799,24 @@ static json_t *cmd_forward(worker *w, const json_t *cmd) {
         PyErr_Clear();
     }
     double t_save = kbv_now();
-    json_t *r = !seq ? fail_python("python", "forward output")
-                : json_is_false(json_object_get(cmd, "save"))
-                    ? json_pack("{s:b, s:I}", "ok", 1, "count", (json_int_t)PySequence_Size(seq)) /* kbv check: not needed */
-                    : save_values(w, seq, prefix, "output", "forward output");
+    json_t *r = NULL, *facts = seq && json_is_false(json_object_get(cmd, "save")) ? output_facts(w, seq) : NULL;
+    int kept = facts != NULL;
+    if (facts) /* kbv check: the outputs stay here */
+        r = json_pack("{s:b, s:I, s:o}", "ok", 1, "count", (json_int_t)PySequence_Size(seq), "facts", facts);
+    else if (seq)
+        PyErr_Clear(), r = save_values(w, seq, prefix, "output", "forward output");
+    else
+        r = fail_python("python", "forward output");
     t_save = kbv_now() - t_save;
     Py_XDECREF(seq);
+    if (kept && w->cuda) {
+        /* kbv check: the outputs are gone; give their memory back to the GPU, which other
+         * checks share (a failure costs only that memory, so it is not an error). */
+        PyObject *cu = PyObject_GetAttrString(w->dl.torch, "cuda");
+        PyObject *e = cu ? PyObject_CallMethod(cu, "empty_cache", NULL) : NULL;
+        Py_XDECREF(e), Py_XDECREF(cu);
+        PyErr_Clear();
+    }
     if (json_is_true(json_object_get(r, "ok"))) {
         json_object_set_new(r, "wall_s", json_real(wall));
         json_object_set_new(r, "save_s", json_real(t_save));

@@ -120,6 +120,13 @@ if jq -e '.steps_s["reference.probe"] | has("get_inputs_s") and has("copy_s") an
         "$tmp/check.json" >/dev/null; then
     ok "steps_s splits the wall time by worker command (probe and forward with their parts)"
 else not_ok "steps_s" "$(jq -c '.steps_s' "$tmp/check.json" 2>/dev/null)"; fi
+# The probe: three draws of get_inputs(), two where one draw is over 1 GiB.
+"$KBV" check tests/fixtures/large/probe_large.py --device cpu --cases 1 --seed 4 --quiet --json "$tmp/large.json" >/dev/null 2>&1
+rc=$?
+if [ "$rc" = 0 ] && jq -e '.status == "problem_ok" and .inputs.probe[0].probes == 2' "$tmp/large.json" >/dev/null &&
+    jq -e '.inputs.probe | all(.probes == 3)' "$tmp/check.json" >/dev/null; then
+    ok "the probe takes three draws of get_inputs(), two of an input over 1 GiB"
+else not_ok "probe draws" "exit $rc $(jq -c '[.inputs.probe[].probes]' "$tmp/large.json" "$tmp/check.json" 2>/dev/null)"; fi
 "$KBV" check examples/problems/broken/no_model.py --device cpu --quiet >/dev/null 2>&1
 rc=$?
 if [ "$rc" = 3 ]; then ok "kbv check of a broken problem exits 3"; else not_ok "kbv check broken" "exit $rc"; fi

@@ -109,7 +109,20 @@ int main(void) {
     make(&z, KBV_DT_F64, 3, nanv);
     CHECK(judge_valid_case(&z, 0, 0, why, sizeof why) == 0 && strstr(why, "NaN") != NULL);
     CHECK(judge_valid_case(&z, 1, 0, why, sizeof why) == 1);
+    judge_facts f;
+    judge_facts_of(&z, &f); /* a NaN: non-finite, and not one value everywhere */
+    CHECK(f.nonfinite == 1 && f.constant == 0);
     kbv_tensor_free(&z);
+    double infs[2] = {INFINITY, INFINITY};
+    make(&z, KBV_DT_F64, 2, infs);
+    judge_facts_of(&z, &f);
+    CHECK(f.nonfinite == 1 && f.constant == 1 && isinf(f.value));
+    CHECK(judge_valid_facts(&f, 1, 0, why, sizeof why) == 0 && strstr(why, "inf everywhere") != NULL);
+    kbv_tensor_free(&z);
+    /* the worker's facts (kbv check) are judged by the same rule */
+    judge_facts wf = {.nonfinite = 0, .constant = 1, .value = 0.5};
+    CHECK(judge_valid_facts(&wf, 0, 0, why, sizeof why) == 0 && strstr(why, "0.5 everywhere") != NULL);
+    CHECK(judge_valid_facts(&wf, 0, 1, why, sizeof why) == 1);
 
     /* KernelBench's allclose: rtol scales the candidate, NaN fails */
     double kr[2] = {1, 100}, kc[2] = {1.00005, 100.009};
