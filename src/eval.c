@@ -1686,6 +1686,9 @@ cases:;
                 snprintf(kc->skip_reason, sizeof kc->skip_reason, "no domain gave a valid reference output (last: %s)", why);
                 continue;
             }
+            if (di > 0 && dom > 0) /* why the domain before this one was not valid */
+                snprintf(kc->fallback_reason, sizeof kc->fallback_reason, "%s in domain %s", why,
+                         kDomains[effective_domain(c, dom - 1)]);
             if (!c->o->candidate) {
                 ref_runs_free(&rr);
                 continue;

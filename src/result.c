@@ -189,6 +189,7 @@ json_t *result_to_json(const kbv_result *r) {
                                c->domain[0] ? c->domain : "raw", "seed", seed, "skipped", c->skipped, "evaluated",
                                c->evaluated, "passed", c->passed);
         if (c->skipped) json_object_set_new(cj, "skip_reason", text(c->skip_reason));
+        if (c->fallback_reason[0]) json_object_set_new(cj, "fallback_reason", text(c->fallback_reason));
         json_object_set_new(cj, "max_abs_err", c->evaluated ? num(c->max_abs_err) : json_null());
         json_object_set_new(cj, "max_rel_err", c->evaluated ? num(c->max_rel_err) : json_null());
         json_object_set_new(cj, "norm_rel_err", c->evaluated ? num(c->norm_rel_err) : json_null());

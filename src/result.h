@@ -34,6 +34,7 @@ typedef struct kbv_case {
     uint64_t seed;         /* the case's seed (torch seed for get_inputs(); Philox key source) */
     int skipped;           /* no domain gave a valid reference output: not counted */
     char skip_reason[200];
+    char fallback_reason[240]; /* a hidden case in a narrower domain: why the one before failed */
     int evaluated;         /* 0 when the candidate never produced outputs for it */
     int passed;
     double max_abs_err, max_rel_err; /* candidate vs oracle, worst output */

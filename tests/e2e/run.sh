@@ -111,9 +111,10 @@ else not_ok "weights" "$(jq -c '{status, weights, flags}' "$tmp/w.json")"; fi
 # --- kbv check: the reference side alone, with domain fallback and skips reported ---------
 "$KBV" check examples/problems/kl_div.py --device cpu --cases 1 --seed 4 --quiet --json "$tmp/check.json" >/dev/null 2>&1
 rc=$?
-if [ "$rc" = 0 ] && jq -e '.status == "problem_ok" and ([.cases[] | select(.distribution != "nominal") | .domain] | all(. != "raw"))' \
+if [ "$rc" = 0 ] && jq -e '.status == "problem_ok" and ([.cases[] | select(.distribution != "nominal") | .domain] | all(. != "raw")) and
+    ([.cases[] | select(.distribution != "nominal") | .fallback_reason] | all(test("NaN or Inf in domain (raw|abs)")))' \
     "$tmp/check.json" >/dev/null; then
-    ok "kbv check reports the domain each hidden case needed (kl_div: none raw)"
+    ok "kbv check reports the domain each hidden case needed and why (kl_div: none raw)"
 else not_ok "kbv check" "exit $rc $(jq -c '[.cases[] | .domain]' "$tmp/check.json" 2>/dev/null)"; fi
 if jq -e '.steps_s["reference.probe"] | has("get_inputs_s") and has("copy_s") and has("scan_s")' "$tmp/check.json" >/dev/null &&
     jq -e '.steps_s["reference.forward"] | .n >= 10 and has("compute_s") and has("save_s") and has("load_s") and .s >= .compute_s' \
