@@ -71,6 +71,16 @@ typedef struct eval_ctx {
     int seen[EVAL_MAX_SEEN];
     uint64_t seen_cand[EVAL_MAX_SEEN][EVAL_MAX_SEEN_CASES], seen_ref[EVAL_MAX_SEEN][EVAL_MAX_SEEN_CASES];
     kbv_gpulock lock; /* the GPU shared with other evaluations (off unless --jobs shares it) */
+    /* The reference side of every case, shared by a run's evaluations of one problem
+     * (o->ref_cache; ref_cache_open() and docs/results.md). */
+    struct {
+        char dir[PATH_MAX + 72];  /* the problem's folder: <ref_cache>/<sha256 of the problem> */
+        char tmp[PATH_MAX + 96];  /* this evaluation's folder while it records, renamed to dir */
+        json_t *loaded;           /* a finished folder's index: cases are taken from it */
+        json_t *cases;            /* records made here, by case index */
+        long long bytes;          /* output bytes kept so far */
+        const char *keep;         /* tmp while the reference's outputs are read, else NULL */
+    } cache;
 } eval_ctx;
 
 static void progress(const eval_ctx *c, const char *fmt, const char *arg) {
@@ -352,7 +362,17 @@ static const char *kDomains[] = {"raw", "abs", "nominal_range", "nominal"};
 static uint64_t case_seed(uint64_t run_seed, int i) { return kbv_derive_seed(run_seed, 0x100 + (uint64_t)i) & SEED_MASK; }
 
 /* Read a worker's output descriptors into tensors (and delete the files). */
+/* Read the outputs a reply describes. consume: delete each file once read (it is mapped).
+ * keep (non-NULL): first hard-link each file into that folder and point the descriptor at
+ * the link (the reference cache, ref_keep()). */
+static int read_outputs_as(json_t *values, kbv_tensor **outs, int *n, const char *keep, int consume, long long *kept_bytes,
+                           kbv_err *err);
 static int read_outputs(const json_t *values, kbv_tensor **outs, int *n, kbv_err *err) {
+    return read_outputs_as((json_t *)values, outs, n, NULL, 1, NULL, err);
+}
+
+static int read_outputs_as(json_t *values, kbv_tensor **outs, int *n, const char *keep, int consume, long long *kept_bytes,
+                           kbv_err *err) {
     size_t k = json_array_size(values);
     *outs = calloc(k ? k : 1, sizeof **outs);
     *n = (int)k;
@@ -364,7 +384,19 @@ static int read_outputs(const json_t *values, kbv_tensor **outs, int *n, kbv_err
             const char *path = json_string_value(json_object_get(d, "path"));
             if (!path || kbv_tensor_load(&(*outs)[j], path, err) < 0)
                 return path ? -1 : kbv_seterr(err, "output %zu has no path", j);
-            unlink(path);
+            if (keep) {
+                char link_to[PATH_MAX + 64];
+                const char *base = strrchr(path, '/');
+                snprintf(link_to, sizeof link_to, "%s/%s", keep, base ? base + 1 : path);
+                unlink(link_to); /* an earlier domain's run of the same case */
+                if (link(path, link_to) < 0)
+                    return kbv_seterr(err, "keeping %s for reuse: %s", path, strerror(errno));
+                if (kept_bytes) *kept_bytes += (long long)(*outs)[j].nbytes;
+                if (consume) unlink(path);
+                json_object_set_new((json_t *)d, "path", json_string(link_to));
+                continue;
+            }
+            if (consume) unlink(path);
         } else {
             /* A number: keep it as a 0-d float64 tensor so one judge serves both. */
             int64_t none[1] = {0};
@@ -442,7 +474,8 @@ static proc_result run_cmd(eval_ctx *c, kbv_proc *p, json_t *cmd, double timeout
     }
     out->reply = rep;
     double t0 = kbv_now();
-    if (json_object_get(rep, "values") && read_outputs(json_object_get(rep, "values"), &out->t, &out->n, err) < 0)
+    if (json_object_get(rep, "values") &&
+        read_outputs_as(json_object_get(rep, "values"), &out->t, &out->n, c->cache.keep, 1, &c->cache.bytes, err) < 0)
         return PROC_ERROR;
     profile_add(c, p, op, "load_s", kbv_now() - t0);
     return PROC_OK;
@@ -697,6 +730,132 @@ static int oracle_valid(eval_ctx *c, const ref_runs *rr, int nominal, char *why,
         }
     }
     return 1;
+}
+
+/* ---- the reference side, once per problem in a run (docs/results.md) ------------------
+ * Within one `kbv run` every evaluation of a problem sees the same cases (their seeds derive
+ * from the run's seed), so the first evaluation that gets through all of them keeps, per
+ * case, the domain and seed the reference settled on (or why the case was skipped), its
+ * input fingerprints, whether it changes its inputs, the oracle in use, and the three runs'
+ * replies and output files (hard links to what the reference worker wrote). Later
+ * evaluations of the problem take the cases from there instead of running the reference on
+ * them. The folder lies in the scratch base under a "kbv-" name, which Landlock hides from
+ * every worker (security.md); without Landlock the cache is not used at all. */
+#define REF_CACHE_MAX_BYTES (4LL << 30) /* a problem whose outputs take more is not kept */
+
+static void ref_cache_open(eval_ctx *c) {
+    if (!c->o->ref_cache || !c->o->candidate) return;
+    const char *fs = json_string_value(json_object_get(c->r->sandbox, "filesystem"));
+    if (!fs || strncmp(fs, "landlock", 8) != 0) {
+        result_add_flag(c->r, "reference_not_reused", "info",
+                        "the reference side was run for this candidate: without Landlock (sandbox: %s) kept reference outputs "
+                        "would be readable by candidates", fs ? fs : "off");
+        return;
+    }
+    char sha[65], index[PATH_MAX + 96];
+    kbv_err e;
+    if (kbv_sha256_file(c->o->problem, sha, &e) < 0) return;
+    snprintf(c->cache.dir, sizeof c->cache.dir, "%s/%s", c->o->ref_cache, sha);
+    snprintf(index, sizeof index, "%s/index.json", c->cache.dir);
+    c->cache.loaded = json_load_file(index, 0, NULL);
+    if (c->cache.loaded) {
+        c->r->reference_reused = 1;
+        return;
+    }
+    snprintf(c->cache.tmp, sizeof c->cache.tmp, "%s.%ld", c->cache.dir, (long)getpid());
+    if (mkdir(c->cache.tmp, 0700) < 0) {
+        c->cache.tmp[0] = '\0';
+        return;
+    }
+    c->cache.cases = json_object();
+}
+
+/* Record case ci as it was decided (valid with rr, or skipped), if this evaluation keeps. */
+static void ref_cache_record(eval_ctx *c, int ci, const kbv_case *kc, int dom, const ref_runs *rr) {
+    if (!c->cache.cases) return;
+    if (c->cache.bytes > REF_CACHE_MAX_BYTES) { /* too big to keep: run the reference each time */
+        json_decref(c->cache.cases), c->cache.cases = NULL;
+        return;
+    }
+    char key[16], seed[32];
+    snprintf(key, sizeof key, "%d", ci);
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)kc->seed);
+    json_t *rec = json_pack("{s:b, s:i, s:s, s:s, s:s, s:s}", "skipped", kc->skipped, "dom", dom, "seed", seed, "domain",
+                            kc->domain, "skip_reason", kc->skip_reason, "fallback_reason", kc->fallback_reason);
+    if (!kc->skipped && rr) {
+        /* After a float64 failure the oracle is a copy of the strict run; on the CPU the
+         * baseline is: neither has files of its own. */
+        json_object_set_new(rec, "prints", json_incref(rr->prints));
+        json_object_set_new(rec, "mutates_inputs", json_boolean(rr->mutates_inputs));
+        json_object_set_new(rec, "oracle_fallback", json_boolean(c->oracle_fallback));
+        json_object_set_new(rec, "oracle", json_string(c->r->oracle));
+        json_object_set_new(rec, "strict", json_deep_copy(rr->strict.reply));
+        json_object_set_new(rec, "tf32", strcmp(c->r->device, "cuda") == 0 ? json_deep_copy(rr->tf32.reply) : json_null());
+        json_object_set_new(rec, "float64", c->oracle_fallback ? json_null() : json_deep_copy(rr->oracle.reply));
+    }
+    json_object_set_new(c->cache.cases, key, rec);
+}
+
+/* Case ci from the loaded index into kc, rr and *dom: 1, 0 when the index lacks it (the case
+ * is then run as usual), -1 on an error (err set). */
+static int ref_cache_take(eval_ctx *c, int ci, kbv_case *kc, ref_runs *rr, int *dom, kbv_err *err) {
+    char key[16];
+    snprintf(key, sizeof key, "%d", ci);
+    const json_t *rec = json_object_get(json_object_get(c->cache.loaded, "cases"), key);
+    memset(rr, 0, sizeof *rr);
+    if (!rec) return 0;
+    *dom = (int)json_integer_value(json_object_get(rec, "dom"));
+    kc->seed = strtoull(json_string_value(json_object_get(rec, "seed")) ?: "0", NULL, 10);
+    snprintf(kc->domain, sizeof kc->domain, "%s", json_string_value(json_object_get(rec, "domain")) ?: "raw");
+    snprintf(kc->fallback_reason, sizeof kc->fallback_reason, "%s", json_string_value(json_object_get(rec, "fallback_reason")) ?: "");
+    if (json_is_true(json_object_get(rec, "skipped"))) {
+        kc->skipped = 1;
+        snprintf(kc->skip_reason, sizeof kc->skip_reason, "%s", json_string_value(json_object_get(rec, "skip_reason")) ?: "");
+        return 1;
+    }
+    rr->prints = json_incref(json_object_get(rec, "prints"));
+    rr->mutates_inputs = json_is_true(json_object_get(rec, "mutates_inputs"));
+    c->oracle_fallback = json_is_true(json_object_get(rec, "oracle_fallback"));
+    snprintf(c->r->oracle, sizeof c->r->oracle, "%s", json_string_value(json_object_get(rec, "oracle")) ?: "float64");
+    static const char *const names[3] = {"strict", "tf32", "float64"};
+    run_out *outs[3] = {&rr->strict, &rr->tf32, &rr->oracle};
+    for (int k = 0; k < 3; k++) {
+        const json_t *rep = json_object_get(rec, names[k]);
+        if (json_is_null(rep) || !rep) { /* a copy of the strict run */
+            if (copy_outputs(outs[k], &rr->strict) < 0) return kbv_seterr(err, "out of memory copying outputs"), -1;
+            outs[k]->reply = json_incref(rr->strict.reply);
+            continue;
+        }
+        outs[k]->reply = json_deep_copy(rep);
+        json_t *values = json_object_get(outs[k]->reply, "values"), *d;
+        size_t j;
+        json_array_foreach(values, j, d) { /* recorded in the folder before its rename */
+            const char *path = json_string_value(json_object_get(d, "path")), *base = path ? strrchr(path, '/') : NULL;
+            char p[PATH_MAX + 160];
+            if (!base) continue;
+            snprintf(p, sizeof p, "%s%s", c->cache.dir, base);
+            json_object_set_new(d, "path", json_string(p));
+        }
+        if (read_outputs_as(json_object_get(outs[k]->reply, "values"), &outs[k]->t, &outs[k]->n, NULL, 0, NULL, err) < 0)
+            return -1;
+    }
+    return 1;
+}
+
+/* After every case: publish what was recorded (the first evaluation to finish wins). */
+static void ref_cache_publish(eval_ctx *c) {
+    if (!c->cache.cases || !c->cache.tmp[0]) return;
+    char index[PATH_MAX + 128];
+    snprintf(index, sizeof index, "%s/index.json", c->cache.tmp);
+    json_t *idx = json_pack("{s:O}", "cases", c->cache.cases);
+    if (idx && json_dump_file(idx, index, JSON_COMPACT) == 0 && rename(c->cache.tmp, c->cache.dir) == 0) c->cache.tmp[0] = '\0';
+    json_decref(idx);
+}
+
+static void ref_cache_close(eval_ctx *c) {
+    if (c->cache.tmp[0]) kbv_rmtree(c->cache.tmp); /* not published: incomplete, too big, or another's won */
+    json_decref(c->cache.loaded), json_decref(c->cache.cases);
+    memset(&c->cache, 0, sizeof c->cache);
 }
 
 /* Judge output k of a candidate's run against case rr's oracle, with the tolerance
@@ -1635,6 +1794,7 @@ cases:;
     }
     int hidden = plan_has_gen(c);
     snprintf(r->oracle, sizeof r->oracle, "float64");
+    ref_cache_open(c);
     for (int di = 0; di < 5 && !cand_failed && r->status != KBV_PROBLEM_ERROR; di++) {
         for (int si = 0; si < c->o->ncases; si++) {
             int ci = di * c->o->ncases + si;
@@ -1654,7 +1814,14 @@ cases:;
             int dom = di == 0 ? 3 : 0, valid = 0;
             double t_ref = kbv_now();
             char why[200] = "";
-            for (; dom < 4; dom++) {
+            int taken = c->cache.loaded ? ref_cache_take(c, ci, kc, &rr, &dom, err) : 0;
+            if (taken < 0) {
+                ref_runs_free(&rr);
+                goto internal;
+            }
+            if (taken) valid = !kc->skipped;
+            c->cache.keep = c->cache.cases ? c->cache.tmp : NULL; /* this evaluation records */
+            for (; !taken && dom < 4; dom++) {
                 uint64_t seed = dom == 3 && di > 0 ? (kbv_mix64(kc->seed ^ 0xF00D) & SEED_MASK) : kc->seed;
                 int rc = reference_case(c, &ref, ci, kDistCode[di], dom, seed, &rr, err);
                 if (rc == -1 || rc == 1) ref_runs_free(&rr);
@@ -1679,16 +1846,20 @@ cases:;
                 }
                 ref_runs_free(&rr);
             }
-            kc->t_reference_s = kbv_now() - t_ref;
-            snprintf(kc->domain, sizeof kc->domain, "%s", kDomains[effective_domain(c, dom < 4 ? dom : 3)]);
-            if (!valid) {
-                kc->skipped = 1;
-                snprintf(kc->skip_reason, sizeof kc->skip_reason, "no domain gave a valid reference output (last: %s)", why);
-                continue;
+            c->cache.keep = NULL;
+            if (!taken) {
+                snprintf(kc->domain, sizeof kc->domain, "%s", kDomains[effective_domain(c, dom < 4 ? dom : 3)]);
+                if (!valid) {
+                    kc->skipped = 1;
+                    snprintf(kc->skip_reason, sizeof kc->skip_reason, "no domain gave a valid reference output (last: %s)", why);
+                } else if (di > 0 && dom > 0) { /* why the domain before this one was not valid */
+                    snprintf(kc->fallback_reason, sizeof kc->fallback_reason, "%s in domain %s", why,
+                             kDomains[effective_domain(c, dom - 1)]);
+                }
+                ref_cache_record(c, ci, kc, dom, valid ? &rr : NULL);
             }
-            if (di > 0 && dom > 0) /* why the domain before this one was not valid */
-                snprintf(kc->fallback_reason, sizeof kc->fallback_reason, "%s in domain %s", why,
-                         kDomains[effective_domain(c, dom - 1)]);
+            kc->t_reference_s = kbv_now() - t_ref;
+            if (!valid) continue;
             if (!c->o->candidate) {
                 ref_runs_free(&rr);
                 continue;
@@ -1712,6 +1883,7 @@ cases:;
         }
     }
     r->phase_s[PHASE_CASES] = kbv_now() - t_phase;
+    if (!cand_failed && r->status != KBV_PROBLEM_ERROR) ref_cache_publish(c);
     if (r->status == KBV_PROBLEM_ERROR || cand_failed) goto done;
     if (!c->o->candidate) {
         r->status = KBV_PROBLEM_OK;
@@ -1751,6 +1923,7 @@ internal:
     r->status = KBV_PROBLEM_ERROR;
     result_add_error(r, "kbv failed: %s", err->msg);
 done:
+    ref_cache_close(c);
     kbv_gpulock_set(&c->lock, 0, NULL);
     json_decref(rep), json_decref(fail);
     for (int k = 0; k < nkept; k++) ref_runs_free(&kept[k].rr);

@@ -51,6 +51,8 @@ typedef struct eval_opts {
     const char *db_path;       /* the results database, unreadable to candidates (kbv run) */
     const char *library_only;  /* severity of library_only / unused_kernel: hack (default), suspect or info */
     const char *gpu_lock;      /* file of the GPU's readers-writer lock (KBV_GPU_LOCK; NULL: none), util.h */
+    const char *ref_cache;     /* kbv run: the run's folder of reference sides kept per problem (KBV_REF_CACHE;
+                                * NULL: every evaluation runs its own), docs/results.md */
 } eval_opts;
 
 enum { EVAL_VERIFIED = 1, EVAL_STANDARD = 2, EVAL_BOTH = 3 };

@@ -186,6 +186,8 @@ static void usage_run(FILE *f) {
                "                          level_L_problem_P_sample_S_kernel.py) matched to DIR/levelL/P_*.py\n"
                "  --db FILE               results database (default kbv.db)\n"
                "  --resume                continue the latest run with the same settings; skip what it stored\n"
+               "  --no-reference-reuse    run the reference side of every case for every candidate (default:\n"
+               "                          once per problem, kept hidden from candidates; docs/results.md)\n"
                "  --shard I/N             run only part I of N (a deterministic partition; merge with kbv merge)\n"
                "  --gpus LIST|all         run on these GPUs (e.g. 0,1,2,3), --jobs evaluations on each\n"
                "  --jobs N                N evaluations at a time (on each GPU with --gpus). Evaluations that\n"
@@ -208,7 +210,7 @@ static int cmd_eval(int argc, char **argv, int mode) {
     const char *name = mode == 2 ? "run" : mode == 1 ? "check" : "eval";
     int check = mode == 1;
     const char *manifest = NULL, *db = NULL, *kb = NULL, *runs = NULL;
-    int resume = 0, shard_i = 0, shard_n = 1, jobs = 0, ngpus = 0, child_entry = -1;
+    int resume = 0, no_reuse = 0, shard_i = 0, shard_n = 1, jobs = 0, ngpus = 0, child_entry = -1;
     long long child_run = 0;
     int protocol_set = 0;
     const char *gpus[64];
@@ -291,6 +293,8 @@ static int cmd_eval(int argc, char **argv, int mode) {
             }
         } else if (mode == 2 && strcmp(a, "--resume") == 0) {
             resume = 1;
+        } else if (mode == 2 && strcmp(a, "--no-reference-reuse") == 0) {
+            no_reuse = 1;
         } else if (mode == 2 && strcmp(a, "--shard") == 0) {
             NEED_VALUE();
             char *end;
@@ -435,7 +439,7 @@ static int cmd_eval(int argc, char **argv, int mode) {
             say("kbv run: %s\n", err.msg);
             return EXIT_INTERNAL;
         }
-        run_opts ro = {.manifest = manifest, .kernelbench = kb, .runs = runs, .db = db, .eval = o, .resume = resume, .shard_i = shard_i, .shard_n = shard_n,
+        run_opts ro = {.manifest = manifest, .kernelbench = kb, .runs = runs, .db = db, .eval = o, .resume = resume, .no_reuse = no_reuse, .shard_i = shard_i, .shard_n = shard_n,
                        .quiet = !o.verbose, .ngpus = child_entry >= 0 ? 0 : ngpus, .jobs = child_entry >= 0 ? 0 : jobs,
                        .argc = g_argc, .argv = g_argv, .child_entry = child_entry, .child_run = child_run};
         for (int k = 0; k < ngpus; k++) ro.gpus[k] = gpus[k];

@@ -228,6 +228,7 @@ json_t *result_to_json(const kbv_result *r) {
     if (r->sandbox) json_object_set(o, "sandbox", r->sandbox);
     if (strcmp(r->protocol, "standard") != 0)
         json_object_set_new(o, "weights", json_pack("{s:b, s:b}", "matched", r->weights_matched, "loaded", r->weights_loaded));
+    json_object_set_new(o, "reference_reused", json_boolean(r->reference_reused));
     if (strcmp(r->protocol, "standard") != 0) {
         json_t *pj = perf_json(r);
         json_object_update(o, pj);

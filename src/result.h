@@ -137,6 +137,7 @@ typedef struct kbv_result {
     json_t *inputs;         /* the input plan: what the probe found and how each is made */
     int weights_matched;    /* the candidate's state_dict has the reference's names and shapes */
     int weights_loaded;     /* ...but other values, so the reference's were loaded into it */
+    int reference_reused;   /* the cases' reference side came from an earlier evaluation in the run */
     kbv_standard standard;
     kbv_perf perf;
     kbv_memory memory;

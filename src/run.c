@@ -440,15 +440,53 @@ static pid_t spawn_child(const run_opts *o, int i, long long run_id, int k, kbv_
     return pid;
 }
 
+/* The run's reference cache (eval.c): one folder per problem, dropped as soon as the last
+ * pending evaluation of that problem has ended, since it can hold GiBs on a tmpfs. */
+typedef struct ref_groups {
+    const char *dir;   /* the run's folder; "" when there is none */
+    char (*sha)[65];   /* per pending entry: its problem file's SHA-256 ("" if unreadable) */
+    int *group, *left; /* per pending entry: the first entry of its problem; per group: entries left */
+} ref_groups;
+
+static int ref_groups_init(ref_groups *g, const char *dir, const run_item *items, const int *pending, int np) {
+    memset(g, 0, sizeof *g);
+    g->dir = dir;
+    if (!dir[0]) return 0;
+    g->sha = calloc((size_t)np + 1, sizeof *g->sha);
+    g->group = calloc((size_t)np + 1, sizeof *g->group), g->left = calloc((size_t)np + 1, sizeof *g->left);
+    if (!g->sha || !g->group || !g->left) return -1;
+    for (int q = 0; q < np; q++) {
+        kbv_err e;
+        if (kbv_sha256_file(items[pending[q]].problem, g->sha[q], &e) < 0) g->sha[q][0] = '\0';
+        g->group[q] = q;
+        for (int p = 0; p < q; p++)
+            if (strcmp(g->sha[p], g->sha[q]) == 0) {
+                g->group[q] = g->group[p];
+                break;
+            }
+        g->left[g->group[q]]++;
+    }
+    return 0;
+}
+
+static void ref_groups_done(ref_groups *g, int q) {
+    if (!g->dir[0] || !g->sha || --g->left[g->group[q]] > 0 || !g->sha[q][0]) return;
+    char path[PATH_MAX + 80];
+    snprintf(path, sizeof path, "%s/%s", g->dir, g->sha[q]);
+    kbv_rmtree(path);
+}
+
+static void ref_groups_free(ref_groups *g) { free(g->sha), free(g->group), free(g->left); }
+
 /* Evaluations at a time: --jobs on each GPU of --gpus, or in all (run_main resolves jobs). */
 static int slot_count(const run_opts *o) { return (o->ngpus ? o->ngpus : 1) * o->jobs; }
 
 /* Run the pending entries in child processes, nslots at a time. */
 static int run_slots(const run_opts *o, kbv_db *db, long long run_id, const int *pending, int npending, char (*keys)[300],
-                     const run_item *items, int total, int done0, int *counts, kbv_err *err) {
+                     const run_item *items, int total, int done0, int *counts, ref_groups *groups, kbv_err *err) {
     int nslots = slot_count(o);
     pid_t slot_pid[64] = {0};
-    int slot_item[64], next = 0, running = 0, done = done0, stored = 0, rc = 0;
+    int slot_item[64], slot_q[64], next = 0, running = 0, done = done0, stored = 0, rc = 0;
     double t0 = kbv_now();
     if (nslots > 64) nslots = 64;
     while ((next < npending || running > 0) && rc == 0) {
@@ -459,7 +497,7 @@ static int run_slots(const run_opts *o, kbv_db *db, long long run_id, const int 
                 rc = -1;
                 break;
             }
-            slot_pid[k] = p, slot_item[k] = pending[next++], running++;
+            slot_q[k] = next, slot_pid[k] = p, slot_item[k] = pending[next++], running++;
         }
         if (rc < 0 || running == 0) break;
         int st = 0;
@@ -473,6 +511,7 @@ static int run_slots(const run_opts *o, kbv_db *db, long long run_id, const int 
             if (slot_pid[k] != p) continue;
             slot_pid[k] = 0, running--;
             int i = slot_item[k];
+            ref_groups_done(groups, slot_q[k]);
             char status[32], what[700];
             if (db_status(db, run_id, keys[i], status, sizeof status, err) < 0) rc = RUN_BAD_DB;
             else if (!status[0]) {
@@ -529,6 +568,7 @@ int run_main(const run_opts *opts, kbv_err *err) {
             char key[300];
             item_key(&items[i], protocol_name(&eo), key, sizeof key);
             eo.have_seed = 1, eo.seed = seed, eo.verbose = 0;
+            eo.ref_cache = getenv("KBV_REF_CACHE"); /* the parent's, for this run */
             kbv_result r;
             rc = evaluate_one(&db, o->child_run, &eo, source, &items[i], key, 1, &r, err);
             result_free(&r);
@@ -590,11 +630,25 @@ int run_main(const run_opts *opts, kbv_err *err) {
         else if (has) done++, skipped++;
         else pending[np++] = i;
     }
+    /* The reference side of each problem, kept by its first evaluation for the others
+     * (eval.c, docs/results.md): a "kbv-" folder in the scratch base, hidden from workers. */
+    char ref_cache[PATH_MAX] = "";
+    kbv_err cerr; /* without the folder every evaluation runs its own reference side */
+    if (rc == 0 && np > 1 && (eo.protocol & EVAL_VERIFIED) && !o->no_reuse) {
+        if (kbv_mkscratch(eo.scratch_base, ref_cache, sizeof ref_cache, &cerr) == 0) {
+            eo.ref_cache = ref_cache;
+            setenv("KBV_REF_CACHE", ref_cache, 1); /* for the children of run_slots */
+        } else {
+            ref_cache[0] = '\0';
+        }
+    }
+    ref_groups groups = {.dir = ""};
+    if (rc == 0 && ref_groups_init(&groups, ref_cache, items, pending, np) < 0) rc = kbv_seterr(err, "out of memory");
     if (rc == 0 && (o->ngpus > 0 || o->jobs > 1)) {
         if (!o->quiet)
             fprintf(stderr, "kbv run: %d to evaluate in %d slot(s)%s\n", np, slot_count(o),
                     o->ngpus ? (o->jobs > 1 ? " (--jobs per GPU)" : " (one per GPU)") : "");
-        rc = run_slots(o, &db, run_id, pending, np, keys, items, total, done, counts, err);
+        rc = run_slots(o, &db, run_id, pending, np, keys, items, total, done, counts, &groups, err);
         stored = rc == 0 ? np : 0;
     } else {
         double t0 = kbv_now();
@@ -602,6 +656,7 @@ int run_main(const run_opts *opts, kbv_err *err) {
             int i = pending[q];
             kbv_result r;
             int e = evaluate_one(&db, run_id, &eo, source, &items[i], keys[i], stored == 0, &r, err);
+            ref_groups_done(&groups, q);
             if (e < 0) {
                 rc = e;
             } else {
@@ -620,6 +675,11 @@ int run_main(const run_opts *opts, kbv_err *err) {
             if (counts[k]) fprintf(stderr, " %s %d", kbv_status_name((kbv_status)k), counts[k]);
         fprintf(stderr, "\nkbv run: results in %s (kbv report --db %s)\n", o->db ? o->db : "kbv.db", o->db ? o->db : "kbv.db");
     }
+    if (ref_cache[0]) {
+        kbv_rmtree(ref_cache);
+        unsetenv("KBV_REF_CACHE");
+    }
+    ref_groups_free(&groups);
     free(pending), free(keys), free(mine), free(items);
     db_close(&db);
     return rc;

@@ -37,6 +37,7 @@ typedef struct run_opts {
     const char *db;          /* default kbv.db */
     eval_opts eval;          /* per-evaluation settings (seed: the run's) */
     int resume;
+    int no_reuse;            /* --no-reference-reuse: every evaluation runs its own reference side */
     int shard_i, shard_n;    /* 0/1: everything */
     int quiet;
     /* Parallel slots: each evaluation runs in a child kbv (`--child I:RUN`), `jobs` of them

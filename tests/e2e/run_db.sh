@@ -55,6 +55,34 @@ if ! command -v gnuplot >/dev/null; then
 elif "$KBV" report --db "$tmp/full.db" --format html -o "$tmp/r.html" && grep -q "<svg" "$tmp/r.html" && grep -q "<th>fast_1" "$tmp/r.html"; then
     ok "kbv report --format html draws its charts with gnuplot"
 else not_ok "report html" "$(head -c 300 "$tmp/r.html" 2>/dev/null)"; fi
+# --- the reference side once per problem: the same results as without reuse -------------------
+# Six entries in one slot: relu's three and the A/A pairs of kl_div (domain fallback) and
+# fp32_only (float32 oracle) run their reference side once; the verdicts, case domains and
+# errors equal a --no-reference-reuse run's, and the run's folder is gone afterwards.
+mkdir -p "$tmp/ru" "$tmp/ru/scratch"
+for p in kl_div fp32_only; do { cat "$E/problems/$p.py"; printf '\nModelNew = Model\n'; } >"$tmp/ru/aa_$p.py"; done
+{
+    for c in candidates/relu/honest_cpu.py hacks/distribution_sniffing.py hacks/partial_computation.py; do
+        echo "{\"problem\": \"$E/problems/relu.py\", \"candidate\": \"$E/$c\", \"model\": \"m\"}"
+    done
+    for p in kl_div fp32_only; do for m in a b; do
+        echo "{\"problem\": \"$E/problems/$p.py\", \"candidate\": \"$tmp/ru/aa_$p.py\", \"model\": \"$m\"}"
+    done; done
+} >"$tmp/ru/m.jsonl"
+ru_opts="--device cpu --cases 1 --seed 11 --no-timing --quiet --jobs 1 --scratch $tmp/ru/scratch"
+"$KBV" run --manifest "$tmp/ru/m.jsonl" --db "$tmp/ru/reuse.db" $ru_opts 2>"$tmp/ru/err1"
+rc1=$?
+"$KBV" run --manifest "$tmp/ru/m.jsonl" --db "$tmp/ru/plain.db" $ru_opts --no-reference-reuse 2>"$tmp/ru/err2"
+rc2=$?
+q="select e.key, e.status, e.hacks, c.idx, c.domain, c.skipped, c.passed, c.norm_rel_err from evaluations e join cases c on c.evaluation_id = e.id order by e.key, c.idx"
+reused=$(sqlite3 "$tmp/ru/reuse.db" "select sum(json_extract(result, '\$.reference_reused')) from evaluations" 2>/dev/null)
+plain=$(sqlite3 "$tmp/ru/plain.db" "select sum(json_extract(result, '\$.reference_reused')) from evaluations" 2>/dev/null)
+if [ "$rc1" = 0 ] && [ "$rc2" = 0 ] && [ "$reused" = 4 ] && [ "$plain" = 0 ] &&
+    [ "$(sqlite3 "$tmp/ru/reuse.db" "$q")" = "$(sqlite3 "$tmp/ru/plain.db" "$q")" ] &&
+    [ "$(sqlite3 "$tmp/ru/reuse.db" "select count(*) from cases")" = 35 ] && [ -z "$(ls -A "$tmp/ru/scratch")" ]; then
+    ok "kbv run reuses a problem's reference side (4 of 7 evaluations) with the results of running it for each"
+else not_ok "reference reuse" "exit $rc1/$rc2, reused $reused/$plain, left: $(ls -A "$tmp/ru/scratch") $(cat "$tmp/ru/err1" "$tmp/ru/err2")"; fi
+
 # --- kill -9 in the middle, then --resume ------------------------------------------------------
 "$KBV" run --manifest "$tmp/m/run.jsonl" --db "$tmp/kill.db" $opts 2>/dev/null &
 pid=$!
