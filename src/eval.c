@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "gen.h"
@@ -741,7 +742,8 @@ static int oracle_valid(eval_ctx *c, const ref_runs *rr, int nominal, char *why,
  * evaluations of the problem take the cases from there instead of running the reference on
  * them. The folder lies in the scratch base under a "kbv-" name, which Landlock hides from
  * every worker (security.md); without Landlock the cache is not used at all. */
-#define REF_CACHE_MAX_BYTES (4LL << 30) /* a problem whose outputs take more is not kept */
+#define REF_CACHE_MAX_BYTES (4LL << 30)      /* a problem whose outputs take more is not kept */
+#define REF_CACHE_RUN_MAX_BYTES (16LL << 30) /* nor anything more once the run's folder holds this */
 
 static void ref_cache_open(eval_ctx *c) {
     if (!c->o->ref_cache || !c->o->candidate) return;
@@ -762,6 +764,12 @@ static void ref_cache_open(eval_ctx *c) {
         c->r->reference_reused = 1;
         return;
     }
+    /* Room to keep this problem: the run's folder under its cap, and the file system (often
+     * a tmpfs, i.e. memory) with twice a problem's cap free. */
+    struct statvfs vfs;
+    if (kbv_tree_bytes(c->o->ref_cache) > REF_CACHE_RUN_MAX_BYTES ||
+        (statvfs(c->o->ref_cache, &vfs) == 0 && (long long)vfs.f_bavail * (long long)vfs.f_frsize < 2 * REF_CACHE_MAX_BYTES))
+        return;
     snprintf(c->cache.tmp, sizeof c->cache.tmp, "%s.%ld", c->cache.dir, (long)getpid());
     if (mkdir(c->cache.tmp, 0700) < 0) {
         c->cache.tmp[0] = '\0';

@@ -165,6 +165,20 @@ int kbv_rmtree(const char *path) {
     return lstat(path, &st) < 0 && errno == ENOENT ? 0 : -1;
 }
 
+static long long tree_bytes; /* nftw has no argument for its callback: kbv_tree_bytes' sum */
+
+static int add_bytes(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)path, (void)ftw;
+    if (flag == FTW_F) tree_bytes += (long long)st->st_blocks * 512;
+    return 0;
+}
+
+long long kbv_tree_bytes(const char *path) {
+    tree_bytes = 0;
+    nftw(path, add_bytes, 32, FTW_PHYS);
+    return tree_bytes;
+}
+
 static void hex(const unsigned char *d, unsigned n, char *out) {
     static const char digits[] = "0123456789abcdef";
     for (unsigned i = 0; i < n; i++) out[2 * i] = digits[d[i] >> 4], out[2 * i + 1] = digits[d[i] & 15];

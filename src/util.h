@@ -52,6 +52,8 @@ int kbv_mkscratch(const char *base, char *out, size_t outlen, kbv_err *err);
 const char *kbv_scratch_base(const char *base);
 /* Remove a folder tree; follows no symbolic links. Returns 0 if it is gone. */
 int kbv_rmtree(const char *path);
+/* Bytes the files beneath path take on disk (their blocks; links not followed). */
+long long kbv_tree_bytes(const char *path);
 
 /* SHA-256 of a source file's bytes as 64 lowercase hex digits (out must hold 65 bytes). A
  * folder, anything but a regular file (a pipe, /dev/zero) and a file over KBV_SOURCE_MAX

@@ -129,6 +129,18 @@ int main(void) {
     free(data);
     CHECK(kbv_read_file("/nonexistent/x", &data, &n, &err) == -1);
     CHECK(strstr(err.msg, "/nonexistent/x") != NULL);
+    /* kbv_tree_bytes: the blocks of every file beneath, a hard link's once per name */
+    long long before = kbv_tree_bytes(dir);
+    snprintf(path, sizeof path, "%s/a/big", dir);
+    f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        for (int i = 0; i < 100000; i++) fputc('x', f);
+        fclose(f);
+    }
+    long long after = kbv_tree_bytes(dir);
+    CHECK(before >= 0 && after - before >= 100000 && after - before < 200000);
+    CHECK(kbv_tree_bytes("/nonexistent/x") == 0);
     CHECK(kbv_rmtree(dir) == 0);
     CHECK(access(dir, F_OK) != 0);
 
