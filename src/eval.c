@@ -362,10 +362,9 @@ static const char *kDomains[] = {"raw", "abs", "nominal_range", "nominal"};
 
 static uint64_t case_seed(uint64_t run_seed, int i) { return kbv_derive_seed(run_seed, 0x100 + (uint64_t)i) & SEED_MASK; }
 
-/* Read a worker's output descriptors into tensors (and delete the files). */
-/* Read the outputs a reply describes. consume: delete each file once read (it is mapped).
+/* Read the outputs a reply describes into tensors. consume: delete each file once read.
  * keep (non-NULL): first hard-link each file into that folder and point the descriptor at
- * the link (the reference cache, ref_keep()). */
+ * the link (the run's reference cache: ref_cache_record()). */
 static int read_outputs_as(json_t *values, kbv_tensor **outs, int *n, const char *keep, int consume, long long *kept_bytes,
                            kbv_err *err);
 static int read_outputs(const json_t *values, kbv_tensor **outs, int *n, kbv_err *err) {
@@ -778,6 +777,21 @@ static void ref_cache_open(eval_ctx *c) {
     c->cache.cases = json_object();
 }
 
+/* A reply as kept: its output files named where they will be once the folder is published
+ * (read_outputs_as() linked them into cache.tmp, renamed to cache.dir on publishing). */
+static json_t *published_reply(const eval_ctx *c, const json_t *reply) {
+    json_t *r = json_deep_copy(reply), *values = json_object_get(r, "values"), *d;
+    size_t j;
+    json_array_foreach(values, j, d) {
+        const char *path = json_string_value(json_object_get(d, "path")), *base = path ? strrchr(path, '/') : NULL;
+        char p[PATH_MAX + 160];
+        if (!base) continue;
+        snprintf(p, sizeof p, "%s%s", c->cache.dir, base);
+        json_object_set_new(d, "path", json_string(p));
+    }
+    return r;
+}
+
 /* Record case ci as it was decided (valid with rr, or skipped), if this evaluation keeps. */
 static void ref_cache_record(eval_ctx *c, int ci, const kbv_case *kc, int dom, const ref_runs *rr) {
     if (!c->cache.cases) return;
@@ -797,9 +811,9 @@ static void ref_cache_record(eval_ctx *c, int ci, const kbv_case *kc, int dom, c
         json_object_set_new(rec, "mutates_inputs", json_boolean(rr->mutates_inputs));
         json_object_set_new(rec, "oracle_fallback", json_boolean(c->oracle_fallback));
         json_object_set_new(rec, "oracle", json_string(c->r->oracle));
-        json_object_set_new(rec, "strict", json_deep_copy(rr->strict.reply));
-        json_object_set_new(rec, "tf32", strcmp(c->r->device, "cuda") == 0 ? json_deep_copy(rr->tf32.reply) : json_null());
-        json_object_set_new(rec, "float64", c->oracle_fallback ? json_null() : json_deep_copy(rr->oracle.reply));
+        json_object_set_new(rec, "strict", published_reply(c, rr->strict.reply));
+        json_object_set_new(rec, "tf32", strcmp(c->r->device, "cuda") == 0 ? published_reply(c, rr->tf32.reply) : json_null());
+        json_object_set_new(rec, "float64", c->oracle_fallback ? json_null() : published_reply(c, rr->oracle.reply));
     }
     json_object_set_new(c->cache.cases, key, rec);
 }
@@ -835,15 +849,6 @@ static int ref_cache_take(eval_ctx *c, int ci, kbv_case *kc, ref_runs *rr, int *
             continue;
         }
         outs[k]->reply = json_deep_copy(rep);
-        json_t *values = json_object_get(outs[k]->reply, "values"), *d;
-        size_t j;
-        json_array_foreach(values, j, d) { /* recorded in the folder before its rename */
-            const char *path = json_string_value(json_object_get(d, "path")), *base = path ? strrchr(path, '/') : NULL;
-            char p[PATH_MAX + 160];
-            if (!base) continue;
-            snprintf(p, sizeof p, "%s%s", c->cache.dir, base);
-            json_object_set_new(d, "path", json_string(p));
-        }
         if (read_outputs_as(json_object_get(outs[k]->reply, "values"), &outs[k]->t, &outs[k]->n, NULL, 0, NULL, err) < 0)
             return -1;
     }

@@ -87,12 +87,7 @@ json_t *cmd_bench_setup(worker *w, const json_t *cmd) {
     /* Fresh allocator segments for the timing inputs in both workers: the candidate's cache
      * still holds the poison blocks of its checked runs, and inputs carved from them would sit
      * at other offsets than the reference's. */
-    if (w->cuda) {
-        PyObject *cu = torch_cuda(w);
-        PyObject *r = cu ? PyObject_CallMethod(cu, "empty_cache", NULL) : NULL;
-        Py_XDECREF(r), Py_XDECREF(cu);
-        if (!r) return fail_python("python", "torch.cuda.empty_cache()");
-    }
+    if (w->cuda && empty_cache(w) < 0) return fail_python("python", "torch.cuda.empty_cache()");
     w->nvals = (int)json_array_size(sets);
     json_decref(w->fresh_spec);
     const json_t *fr = json_object_get(cmd, "fresh");

@@ -615,6 +615,13 @@ int set_tf32(worker *w, int on) {
     return rc;
 }
 
+int empty_cache(worker *w) {
+    PyObject *cu = PyObject_GetAttrString(w->dl.torch, "cuda");
+    PyObject *r = cu ? PyObject_CallMethod(cu, "empty_cache", NULL) : NULL;
+    Py_XDECREF(r), Py_XDECREF(cu);
+    return r ? 0 : -1;
+}
+
 /* Fill freed memory so unwritten output elements show: glibc's perturbation on the CPU (it
  * fills a new allocation with v ^ 0xff), torch's caching allocator on the GPU (blocks filled
  * with the same v ^ 0xff, then released to its cache). 0x80 and 0x01 give 0x7f and 0xfe bytes:
@@ -623,11 +630,8 @@ int set_tf32(worker *w, int on) {
 static int poison(worker *w, int v, long long bytes) {
     mallopt(M_PERTURB, v);
     if (!w->cuda || v == 0) return 0;
-    PyObject *cudamod = PyObject_GetAttrString(w->dl.torch, "cuda");
     PyObject *u8 = PyObject_GetAttrString(w->dl.torch, "uint8");
-    PyObject *r = cudamod ? PyObject_CallMethod(cudamod, "empty_cache", NULL) : NULL;
-    Py_XDECREF(r);
-    int rc = cudamod && u8 && r ? 0 : -1;
+    int rc = u8 && empty_cache(w) == 0 ? 0 : -1;
     long long sizes[17];
     int ns = 0;
     sizes[ns++] = bytes > (64LL << 20) ? bytes : (64LL << 20);
@@ -643,7 +647,7 @@ static int poison(worker *w, int v, long long bytes) {
         Py_XDECREF(f), Py_XDECREF(t), Py_XDECREF(empty), Py_XDECREF(args), Py_XDECREF(kw);
     }
     Py_XDECREF(held); /* freed into the cache, still holding the poison */
-    Py_XDECREF(u8), Py_XDECREF(cudamod);
+    Py_XDECREF(u8);
     if (rc < 0) PyErr_Clear(); /* out of memory for the poison is not the candidate's fault */
     return 0;
 }
@@ -809,14 +813,9 @@ static json_t *cmd_forward(worker *w, const json_t *cmd) {
         r = fail_python("python", "forward output");
     t_save = kbv_now() - t_save;
     Py_XDECREF(seq);
-    if (kept && w->cuda) {
-        /* kbv check: the outputs are gone; give their memory back to the GPU, which other
-         * checks share (a failure costs only that memory, so it is not an error). */
-        PyObject *cu = PyObject_GetAttrString(w->dl.torch, "cuda");
-        PyObject *e = cu ? PyObject_CallMethod(cu, "empty_cache", NULL) : NULL;
-        Py_XDECREF(e), Py_XDECREF(cu);
-        PyErr_Clear();
-    }
+    /* kbv check: the outputs are gone; give their memory back to the GPU, which other checks
+     * share (a failure costs only that memory, so it is not an error). */
+    if (kept && w->cuda && empty_cache(w) < 0) PyErr_Clear();
     if (json_is_true(json_object_get(r, "ok"))) {
         json_object_set_new(r, "wall_s", json_real(wall));
         json_object_set_new(r, "save_s", json_real(t_save));

@@ -44,6 +44,8 @@ json_t *fail_python(const char *kind, const char *context);
 PyObject *output_seq(worker *w, PyObject *out, char *why, size_t whylen);
 json_t *save_values(worker *w, PyObject *seq, const char *prefix, const char *kind, const char *what);
 int set_tf32(worker *w, int on);
+/* torch.cuda.empty_cache(): 0, or -1 with the Python error pending. */
+int empty_cache(worker *w);
 int seed_torch(worker *w, unsigned long long seed);
 PyObject *nominal_inputs(worker *w, unsigned long long seed);
 PyObject *to_device(worker *w, PyObject *v);
