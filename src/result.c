@@ -146,10 +146,11 @@ static json_t *perf_json(const kbv_result *r) {
     json_object_set_new(o, "speedup_strict", ratio_json(&p->speedup_strict));
     json_object_set_new(o, "speedup_compile", ratio_json(&p->speedup_compile));
     json_object_set_new(o, "speedup_graph", ratio_json(&p->speedup_graph));
-    json_object_set_new(o, "time_ms", json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "candidate", times_json(&p->cand), "reference",
+    json_object_set_new(o, "time_ms", json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "candidate", times_json(&p->cand), "reference",
                                                 times_json(&p->ref), "reference_strict", times_json(&p->ref_strict),
                                                 "reference_compile", times_json(&p->ref_compile), "candidate_graph",
-                                                times_json(&p->cand_graph), "reference_graph", times_json(&p->ref_graph)));
+                                                times_json(&p->cand_graph), "reference_graph", times_json(&p->ref_graph),
+                                                "empty_kernel", times_json(&p->empty)));
     json_object_set_new(o, "timing", json_pack("{s:b, s:o, s:s, s:i, s:b, s:s, s:o, s:i, s:i, s:i, s:i, s:o, s:o, s:O?, s:i, s:o, s:o}", "measured", p->measured,
                                                "note", p->note[0] ? text(p->note) : json_null(), "clock", p->clock,
                                                "rounds", p->rounds, "primed", p->primed, "stop", p->stop, "noise", num(p->noise), "throttled_discarded",
@@ -297,6 +298,7 @@ void result_print(const kbv_result *r, FILE *f) {
         fprintf(f, "  time       candidate %.4g ms, reference %.4g ms (medians, %s)\n", pf->cand.median, pf->ref.median, pf->clock);
         if (pf->cand_graph.n && pf->ref_graph.n)
             fprintf(f, "             graph replay: candidate %.4g ms, reference %.4g ms\n", pf->cand_graph.median, pf->ref_graph.median);
+        if (pf->empty.n) fprintf(f, "             timer floor: an empty kernel measures %.3g us\n", pf->empty.median * 1e3);
     } else if (pf->note[0]) {
         fprintf(f, "  speedup    not measured: %s\n", pf->note);
     }

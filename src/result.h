@@ -69,6 +69,7 @@ typedef struct kbv_perf {
     char note[300];          /* why timing did not run, or what limited it */
     char clock[16];          /* "cuda_events" or "cpu_monotonic" */
     kbv_times cand, ref, ref_strict, ref_compile, cand_graph, ref_graph;
+    kbv_times empty;         /* kbv's empty kernel through the same timer: its floor (GPU) */
     kbv_ratio speedup;       /* vs the reference as the baseline runs it (TF32 on) */
     kbv_ratio speedup_strict, speedup_compile, speedup_graph;
     int rounds;

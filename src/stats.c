@@ -95,10 +95,15 @@ int stats_bootstrap_geomean_ci(const double *x, size_t n, int B, double level, u
 stats_stop stats_should_stop(const stats_stop_rule *r, const double *x, size_t n, double elapsed, double *noise) {
     *noise = INFINITY;
     if (n >= r->max_samples) return STATS_STOP_MAX_SAMPLES;
-    if (elapsed >= r->max_time_s) return STATS_STOP_MAX_TIME;
+    int extend = r->extend_time_s > r->max_time_s;
+    if (elapsed >= (extend ? r->extend_time_s : r->max_time_s)) return STATS_STOP_MAX_TIME;
+    /* past max_time_s here only when extending: too few samples yet to judge the CI */
     if (n < r->min_samples || n < 2 || elapsed < r->min_time_s) return STATS_CONTINUE;
     double lo, hi, med = stats_median(x, n);
-    if (stats_bootstrap_median_ci(x, n, 200, 0.95, 0x5eed ^ n, &lo, &hi) < 0 || med == 0) return STATS_CONTINUE;
+    if (stats_bootstrap_median_ci(x, n, 200, 0.95, 0x5eed ^ n, &lo, &hi) < 0 || med == 0)
+        return elapsed >= r->max_time_s ? STATS_STOP_MAX_TIME : STATS_CONTINUE;
     *noise = (hi - lo) / 2 / fabs(med);
-    return *noise <= r->target ? STATS_STOP_CONVERGED : STATS_CONTINUE;
+    if (*noise <= r->target) return STATS_STOP_CONVERGED;
+    if (elapsed >= r->max_time_s && (!extend || *noise <= r->extend_target)) return STATS_STOP_MAX_TIME;
+    return STATS_CONTINUE;
 }

@@ -25,11 +25,16 @@ int stats_bootstrap_median_ci(const double *x, size_t n, int B, double level, ui
 int stats_bootstrap_geomean_ci(const double *x, size_t n, int B, double level, uint64_t seed, double *lo, double *hi);
 
 /* When to stop sampling: after min_samples and min_time_s, once the relative half-width of
- * the median's 95% CI is below target; in any case at max_samples or max_time_s. */
+ * the median's 95% CI is below target; in any case at max_samples, and at max_time_s -- unless
+ * extend_time_s is above max_time_s and the half-width is still above extend_target: then
+ * sampling goes on until it is, or until extend_time_s (so that a few long samples do not stop
+ * at a CI too wide to publish). */
 typedef struct stats_stop_rule {
     size_t min_samples, max_samples;
     double min_time_s, max_time_s; /* measured time spent in samples, seconds */
     double target;                 /* relative half-width, e.g. 0.005 */
+    double extend_time_s;          /* 0: max_time_s is a hard cap */
+    double extend_target;          /* relative half-width that max_time_s may not stop above */
 } stats_stop_rule;
 
 typedef enum stats_stop { STATS_CONTINUE = 0, STATS_STOP_CONVERGED, STATS_STOP_MAX_SAMPLES, STATS_STOP_MAX_TIME } stats_stop;

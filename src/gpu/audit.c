@@ -200,7 +200,8 @@ int audit_end(uintptr_t stream, audit_report *r, kbv_err *err) {
     pthread_mutex_lock(&A.mu);
     int have_begin = 0, have_end = 0;
     for (size_t i = 0; i < A.nk; i++) {
-        if (strstr(A.k[i].name, "kbv_audit_begin_marker")) have_begin = 1, r->own_stream = A.k[i].stream, r->begin_ns = A.k[i].end;
+        if (strstr(A.k[i].name, "kbv_audit_begin_marker")) have_begin = 1, r->own_stream = A.k[i].stream, r->begin_ns = A.k[i].end,
+                                                               r->empty_ns = A.k[i].end - A.k[i].start;
         else if (strstr(A.k[i].name, "kbv_audit_end_marker")) have_end = 1, r->stop_ns = A.k[i].start;
     }
     r->markers = have_begin && have_end;

@@ -468,6 +468,7 @@ json_t *cmd_audit(worker *w, const json_t *cmd) {
     json_t *r = proto_ok();
     json_object_set_new(r, "markers", json_boolean(ar.markers));
     json_object_set_new(r, "dropped", json_integer((json_int_t)ar.dropped));
+    if (ar.markers) json_object_set_new(r, "empty_kernel_ns", json_integer((json_int_t)ar.empty_ns));
     json_object_set_new(r, "kernels_per_call", json_integer(ar.nk));
     json_object_set_new(r, "authored_kernels", json_integer(n_auth));
     json_object_set_new(r, "authored_ns", json_integer(authored_ns));

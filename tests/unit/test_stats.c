@@ -60,5 +60,15 @@ int main(void) {
     CHECK(stats_should_stop(&r, t, 50, 1.0, &noise) == STATS_CONTINUE && noise > 0.005); /* noisy */
     CHECK(stats_should_stop(&r, t, 1000, 1.0, &noise) == STATS_STOP_MAX_SAMPLES);
     CHECK(stats_should_stop(&r, t, 50, 10.0, &noise) == STATS_STOP_MAX_TIME);
+    /* Extended: past max_time_s, a CI wider than extend_target goes on, to extend_time_s. */
+    r.extend_time_s = 30, r.extend_target = 0.01;
+    CHECK(stats_should_stop(&r, t, 50, 10.0, &noise) == STATS_CONTINUE && noise > 0.01);
+    CHECK(stats_should_stop(&r, t, 5, 12.0, &noise) == STATS_CONTINUE); /* too few to judge yet */
+    CHECK(stats_should_stop(&r, t, 50, 30.0, &noise) == STATS_STOP_MAX_TIME);
+    CHECK(stats_should_stop(&r, t, 50, 9.0, &noise) == STATS_CONTINUE); /* before max_time_s: target */
+    /* spread 0.2: at 1000 samples the half-width is under 1% but over 0.5%, so max_time stops it */
+    for (int i = 0; i < 1000; i++) s = kbv_mix64(s), t[i] = 1.0 + 0.2 * (double)(s >> 11) / 9007199254740992.0;
+    CHECK(stats_should_stop(&r, t, 1000 - 1, 10.0, &noise) == STATS_STOP_MAX_TIME && noise > 0.005 && noise <= 0.01);
+    CHECK(stats_should_stop(&r, t, 1000 - 1, 9.0, &noise) == STATS_CONTINUE);
     CHECK_DONE("test_stats");
 }
