@@ -1555,7 +1555,8 @@ static int run_timing(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kep
     stats_stop_rule rule = {.min_samples = 10, .max_samples = MAX_ROUNDS, .min_time_s = cuda ? 0.5 : 0.2,
                             .max_time_s = !auto_budget ? c->o->time_budget_s : cuda ? 10 : 2,
                             .target = cuda ? 0.005 : 0.01,
-                            .extend_time_s = auto_budget && cuda ? 30 : 0, .extend_target = 0.01};
+                            .extend_time_s = auto_budget && cuda ? 30 : 0, .extend_target = 0.01,
+                            .resamples = 2000, .seed = r->seed ^ 0xA1}; /* perf_ratio's, below */
     uint64_t rng = kbv_mix64(r->seed ^ 0x7137);
     char save[PATH_MAX + 32];
     /* The budget counts the rounds, not the re-checks of timed outputs against the oracle

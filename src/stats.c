@@ -100,7 +100,8 @@ stats_stop stats_should_stop(const stats_stop_rule *r, const double *x, size_t n
     /* past max_time_s here only when extending: too few samples yet to judge the CI */
     if (n < r->min_samples || n < 2 || elapsed < r->min_time_s) return STATS_CONTINUE;
     double lo, hi, med = stats_median(x, n);
-    if (stats_bootstrap_median_ci(x, n, 200, 0.95, 0x5eed ^ n, &lo, &hi) < 0 || med == 0)
+    int same = r->resamples > 0 && n <= 400;
+    if (stats_bootstrap_median_ci(x, n, same ? r->resamples : 200, 0.95, same ? r->seed : 0x5eed ^ n, &lo, &hi) < 0 || med == 0)
         return elapsed >= r->max_time_s ? STATS_STOP_MAX_TIME : STATS_CONTINUE;
     *noise = (hi - lo) / 2 / fabs(med);
     if (*noise <= r->target) return STATS_STOP_CONVERGED;

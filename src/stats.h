@@ -35,6 +35,9 @@ typedef struct stats_stop_rule {
     double target;                 /* relative half-width, e.g. 0.005 */
     double extend_time_s;          /* 0: max_time_s is a hard cap */
     double extend_target;          /* relative half-width that max_time_s may not stop above */
+    int resamples;                 /* bootstrap resamples up to 400 samples (0: 200 always) ... */
+    uint64_t seed;                 /* ... and their seed: as the reported CI's, so that the rule
+                                    * judges the very interval the result will show */
 } stats_stop_rule;
 
 typedef enum stats_stop { STATS_CONTINUE = 0, STATS_STOP_CONVERGED, STATS_STOP_MAX_SAMPLES, STATS_STOP_MAX_TIME } stats_stop;

@@ -70,5 +70,10 @@ int main(void) {
     for (int i = 0; i < 1000; i++) s = kbv_mix64(s), t[i] = 1.0 + 0.2 * (double)(s >> 11) / 9007199254740992.0;
     CHECK(stats_should_stop(&r, t, 1000 - 1, 10.0, &noise) == STATS_STOP_MAX_TIME && noise > 0.005 && noise <= 0.01);
     CHECK(stats_should_stop(&r, t, 1000 - 1, 9.0, &noise) == STATS_CONTINUE);
+    /* With resamples and seed given, the rule judges the very CI the result reports. */
+    r.resamples = 2000, r.seed = 0xA1;
+    (void)stats_should_stop(&r, t, 48, 10.0, &noise);
+    CHECK(stats_bootstrap_median_ci(t, 48, 2000, 0.95, 0xA1, &lo, &hi) == 0 &&
+          fabs(noise - (hi - lo) / 2 / stats_median(t, 48)) < 1e-15);
     CHECK_DONE("test_stats");
 }
