@@ -1629,9 +1629,8 @@ static int run_timing(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kep
                 nseen += kind == 1, nnew += kind == 2;
             }
             if (r->status == KBV_HACK) break;
-            if (stop == STATS_CONTINUE && kbv_now() - t_rounds >= rule.max_time_s) {
-                stop = stats_should_stop(&rule, ratio, (size_t)n, kbv_now() - t_rounds, &pf->noise);
-            }
+            double el = kbv_now() - t_rounds;
+            if (stop == STATS_CONTINUE && el >= rule.max_time_s) stop = stats_should_stop(&rule, ratio, (size_t)n, el, &pf->noise);
             continue;
         }
         ratio[n] = ms[ARM_REF][n] > 0 && ms[ARM_CAND][n] > 0 ? ms[ARM_REF][n] / ms[ARM_CAND][n] : 0;
@@ -1639,7 +1638,7 @@ static int run_timing(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kep
         if (r->status == KBV_HACK) break;
         double el = kbv_now() - t_rounds;
         if (n < 50 || n % 8 == 0) stop = stats_should_stop(&rule, ratio, (size_t)n, el, &pf->noise);
-        else if (el >= (rule.extend_time_s > rule.max_time_s ? rule.extend_time_s : rule.max_time_s)) stop = STATS_STOP_MAX_TIME;
+        else if (el >= stats_time_cap(&rule)) stop = STATS_STOP_MAX_TIME;
     }
     /* The last two timed outputs are checked too: consecutive samples hold the two value sets,
      * so an output kept from an earlier call cannot match both, however few rounds ran. */

@@ -92,11 +92,13 @@ int stats_bootstrap_geomean_ci(const double *x, size_t n, int B, double level, u
     return bootstrap(x, n, B, level, seed, 1, lo, hi);
 }
 
+double stats_time_cap(const stats_stop_rule *r) { return r->extend_time_s > r->max_time_s ? r->extend_time_s : r->max_time_s; }
+
 stats_stop stats_should_stop(const stats_stop_rule *r, const double *x, size_t n, double elapsed, double *noise) {
     *noise = INFINITY;
     if (n >= r->max_samples) return STATS_STOP_MAX_SAMPLES;
     int extend = r->extend_time_s > r->max_time_s;
-    if (elapsed >= (extend ? r->extend_time_s : r->max_time_s)) return STATS_STOP_MAX_TIME;
+    if (elapsed >= stats_time_cap(r)) return STATS_STOP_MAX_TIME;
     /* past max_time_s here only when extending: too few samples yet to judge the CI */
     if (n < r->min_samples || n < 2 || elapsed < r->min_time_s) return STATS_CONTINUE;
     double lo, hi, med = stats_median(x, n);

@@ -42,6 +42,9 @@ typedef struct stats_stop_rule {
 
 typedef enum stats_stop { STATS_CONTINUE = 0, STATS_STOP_CONVERGED, STATS_STOP_MAX_SAMPLES, STATS_STOP_MAX_TIME } stats_stop;
 
+/* The time at which the rule stops whatever the CI: extend_time_s when it extends, else max_time_s. */
+double stats_time_cap(const stats_stop_rule *rule);
+
 stats_stop stats_should_stop(const stats_stop_rule *rule, const double *samples, size_t n, double elapsed_s,
                              double *noise);
 

@@ -61,7 +61,9 @@ int main(void) {
     CHECK(stats_should_stop(&r, t, 1000, 1.0, &noise) == STATS_STOP_MAX_SAMPLES);
     CHECK(stats_should_stop(&r, t, 50, 10.0, &noise) == STATS_STOP_MAX_TIME);
     /* Extended: past max_time_s, a CI wider than extend_target goes on, to extend_time_s. */
+    CHECK(stats_time_cap(&r) == 10);
     r.extend_time_s = 30, r.extend_target = 0.01;
+    CHECK(stats_time_cap(&r) == 30);
     CHECK(stats_should_stop(&r, t, 50, 10.0, &noise) == STATS_CONTINUE && noise > 0.01);
     CHECK(stats_should_stop(&r, t, 5, 12.0, &noise) == STATS_CONTINUE); /* too few to judge yet */
     CHECK(stats_should_stop(&r, t, 50, 30.0, &noise) == STATS_STOP_MAX_TIME);
