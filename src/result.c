@@ -151,15 +151,18 @@ static json_t *perf_json(const kbv_result *r) {
                                                 "reference_compile", times_json(&p->ref_compile), "candidate_graph",
                                                 times_json(&p->cand_graph), "reference_graph", times_json(&p->ref_graph),
                                                 "empty_kernel", times_json(&p->empty)));
-    json_object_set_new(o, "timing", json_pack("{s:b, s:o, s:s, s:i, s:b, s:s, s:o, s:i, s:i, s:i, s:i, s:o, s:o, s:O?, s:i, s:o, s:o}", "measured", p->measured,
+    json_object_set_new(o, "timing", json_pack("{s:b, s:o, s:s, s:i, s:b, s:{s:{s:i, s:i, s:i}, s:{s:i, s:i, s:i}}, s:s, s:o, s:i, s:i, s:i, s:i, s:o, s:o, s:O?, s:i, s:o, s:o}", "measured", p->measured,
                                                "note", p->note[0] ? text(p->note) : json_null(), "clock", p->clock,
-                                               "rounds", p->rounds, "primed", p->primed, "stop", p->stop, "noise", num(p->noise), "throttled_discarded",
+                                               "rounds", p->rounds, "primed", p->primed, "placements", "reference", "input_slots", p->slots[0],
+                                               "held_outputs", p->held[0], "graphs", p->graphs[0], "candidate", "input_slots",
+                                               p->slots[1], "held_outputs", p->held[1], "graphs", p->graphs[1], "stop", p->stop, "noise", num(p->noise), "throttled_discarded",
                                                p->throttled, "cushion_expired", p->cushion_expired, "rechecks", p->rechecks,
                                                "rechecks_failed", p->rechecks_failed, "graph_note",
                                                p->graph_note[0] ? text(p->graph_note) : json_null(), "time_s", num(p->time_s),
                                                "samples", r->samples, "fresh_rounds", p->fresh_rounds, "speedup_fresh_values",
                                                p->fresh_rounds ? num(p->speedup_fresh) : json_null(), "speedup_seen_values",
                                                p->fresh_rounds ? num(p->speedup_seen) : json_null()));
+    json_object_set_new(json_object_get(o, "timing"), "process_offset", p->process_offset > 0 ? num(p->process_offset) : json_null());
     const kbv_memory *m = &r->memory;
     json_object_set_new(o, "memory", json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:{s:o, s:o, s:o, s:o}}", "peak_bytes_candidate",
                                                bytes(m->peak_cand), "peak_bytes_reference", bytes(m->peak_ref), "peak_ratio",

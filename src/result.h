@@ -77,6 +77,10 @@ typedef struct kbv_perf {
     double noise;            /* relative half-width of the speedup's CI when it stopped */
     int throttled, cushion_expired, rechecks, rechecks_failed;
     int primed;              /* each GPU sample followed an untimed call (--prime) */
+    /* Placements each worker's samples were spread over ([0] reference, [1] candidate):
+     * copies of the timing inputs, outputs held back, captured graphs (src/worker/bench.c). */
+    int slots[2], held[2], graphs[2];
+    double process_offset;   /* GPU: the per-process offset over the shorter median (0: not measured) */
     int fresh_rounds;        /* value_cache_check's rounds on values no call had seen */
     double speedup_fresh, speedup_seen; /* median ratio on those rounds and on its seen-values rounds */
     char graph_note[200];    /* why there is no graph-replay figure */

@@ -23,6 +23,21 @@ void gpu_free(void *ptr) {
     if (ptr) (void)cudaFree(ptr); /* teardown: a sticky error here is reported by gpu_sync */
 }
 
+int gpu_try_malloc(void **ptr, size_t n) {
+    *ptr = NULL;
+    if (cudaMalloc(ptr, n ? n : 1) == cudaSuccess) return 0;
+    (void)cudaGetLastError(); /* out of memory is not sticky: leave no error for the next check */
+    *ptr = NULL;
+    return -1;
+}
+
+int gpu_mem_free(size_t *free_bytes, kbv_err *err) {
+    size_t total = 0;
+    *free_bytes = 0;
+    GPU_CHECK(cudaMemGetInfo(free_bytes, &total), err);
+    return 0;
+}
+
 int gpu_copy_to_device(void *dst, const void *src, size_t n, kbv_err *err) {
     GPU_CHECK(cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice), err);
     return 0;
@@ -55,6 +70,8 @@ int gpu_compiled(void) { return 0; }
 int gpu_init(int device, kbv_err *err) { (void)device; return no_cuda(err); }
 int gpu_malloc(void **ptr, size_t n, kbv_err *err) { (void)n; *ptr = NULL; return no_cuda(err); }
 void gpu_free(void *ptr) { (void)ptr; }
+int gpu_try_malloc(void **ptr, size_t n) { (void)n; *ptr = NULL; return -1; }
+int gpu_mem_free(size_t *free_bytes, kbv_err *err) { *free_bytes = 0; return no_cuda(err); }
 int gpu_copy_to_device(void *d, const void *s, size_t n, kbv_err *err) { (void)d, (void)s, (void)n; return no_cuda(err); }
 int gpu_copy_to_host(void *d, const void *s, size_t n, kbv_err *err) { (void)d, (void)s, (void)n; return no_cuda(err); }
 int gpu_sync(kbv_err *err) { return no_cuda(err); }

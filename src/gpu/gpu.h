@@ -16,6 +16,10 @@ int gpu_compiled(void); /* 1 when built with CUDA */
 int gpu_init(int device, kbv_err *err);
 int gpu_malloc(void **ptr, size_t n, kbv_err *err);
 void gpu_free(void *ptr);
+/* cudaMalloc that may fail quietly (no error left behind): 0, or -1 with *ptr NULL. */
+int gpu_try_malloc(void **ptr, size_t n);
+/* Free device memory now, as cudaMemGetInfo reports it. */
+int gpu_mem_free(size_t *free_bytes, kbv_err *err);
 int gpu_copy_to_device(void *dst, const void *src, size_t n, kbv_err *err);
 int gpu_copy_to_host(void *dst, const void *src, size_t n, kbv_err *err);
 /* Device-wide synchronize; a sticky error from an earlier kernel surfaces here. */

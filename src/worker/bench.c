@@ -2,8 +2,19 @@
  *
  * The worker times only its own calls; kbv decides the order of the two workers' samples,
  * when to stop, and every statistic. Each sample runs the call on the timing input set the
- * sample counter picks: two sets of addresses ("slots") and two sets of values, rotated so
- * that the call sees new values at the same addresses and at new ones.
+ * sample counter picks: one of the sets of addresses ("slots") and one of two sets of values,
+ * rotated so that the call sees new values at the same addresses and at new ones.
+ *
+ * Where a small call's tensors sit in memory changes its time by a few percent, and the
+ * same allocation is as fast or as slow in every process (BENCHMARKS.md, "placement"): two
+ * workers that each timed one fixed copy of the inputs would differ by that much whatever
+ * the interleaving. So the inputs are copied into as many slots as PLACE_BYTES holds (2 to
+ * BENCH_SLOTS) and each sample draws its slot at random: every arm's samples average over
+ * the same number of placements, and a placement's luck becomes noise the CI sees. The
+ * outputs the same way: for a short call (under 2 ms) the worker keeps the outputs of its
+ * last few calls ("held", as many as PLACE_BYTES holds) and each sample frees one drawn at
+ * random, so the call's new output lands where that one was; and graph replay rotates over
+ * graphs captured on several slots.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +67,86 @@ static int make_timer(worker *w, kbv_err *err) {
 
 static int is_tensor(worker *w, PyObject *v) { return PyObject_IsInstance(v, w->dl.tensor_type) == 1; }
 
+/* The timing inputs' copies may take this much memory (on the CPU, less). */
+#define PLACE_BYTES (256LL << 20)
+#define PLACE_BYTES_CPU (32LL << 20)
+
+/* Bytes of the tensors in v: a tensor, or a tuple or list of values (others count 0); -1
+ * with the Python error pending. */
+static long long tensor_bytes(worker *w, PyObject *v) {
+    if (PyTuple_Check(v) || PyList_Check(v)) {
+        long long total = 0;
+        for (Py_ssize_t j = 0; j < PySequence_Fast_GET_SIZE(v); j++) {
+            long long b = tensor_bytes(w, PySequence_Fast_GET_ITEM(v, j));
+            if (b < 0) return -1;
+            total += b;
+        }
+        return total;
+    }
+    if (!is_tensor(w, v)) return 0;
+    PyObject *n = PyObject_CallMethod(v, "numel", NULL), *e = n ? PyObject_CallMethod(v, "element_size", NULL) : NULL;
+    long long b = n && e ? PyLong_AsLongLong(n) * PyLong_AsLongLong(e) : -1;
+    Py_XDECREF(n), Py_XDECREF(e);
+    return b < 0 || PyErr_Occurred() ? -1 : b;
+}
+
+static void drop_held(worker *w) {
+    for (int k = 0; k < BENCH_SLOTS; k++) Py_CLEAR(w->held[k]);
+}
+
+static void drop_graphs(worker *w) {
+    for (int k = 0; k < BENCH_GRAPHS; k++) Py_CLEAR(w->graphs[k]);
+    w->ngraphs = 0;
+}
+
+/* Spacers: raw device allocations made between the segments that hold the timing inputs'
+ * copies (and the held outputs, and the graphs' pools), freed once those exist. Each new
+ * segment then sits further along in device memory than the last, so the placements a
+ * worker draws from are not all one region: the time of a small call moves with the
+ * region of device memory its tensors are in, by up to 5.4% on the H200 (BENCHMARKS.md,
+ * "placement"), and the two workers' memory is necessarily in different regions. */
+#define SPREAD_BYTES (256LL << 20)
+
+typedef struct spacers {
+    void *p[BENCH_SLOTS];
+    int n;
+    size_t bytes; /* each; 0: not spreading */
+} spacers;
+
+/* Spacers for `count` segments: SPREAD_BYTES each, or less so that all of them together take
+ * at most a quarter of the free memory; none on the CPU or when that is under 2 MiB. */
+static void spacers_init(worker *w, spacers *sp, int count) {
+    size_t free_b = 0;
+    kbv_err err;
+    memset(sp, 0, sizeof *sp);
+    if (!w->cuda || count < 1 || gpu_mem_free(&free_b, &err) < 0) return;
+    size_t b = free_b / 4 / (size_t)count;
+    if (b > (size_t)SPREAD_BYTES) b = (size_t)SPREAD_BYTES;
+    sp->bytes = b & ~(((size_t)2 << 20) - 1);
+}
+
+static void spacers_add(spacers *sp) {
+    if (!sp->bytes || sp->n >= BENCH_SLOTS) return;
+    if (gpu_try_malloc(&sp->p[sp->n], sp->bytes) < 0) sp->bytes = 0; /* no room: stop spreading */
+    else sp->n++;
+}
+
+static void spacers_free(spacers *sp) {
+    for (int k = 0; k < sp->n; k++) gpu_free(sp->p[k]);
+    sp->n = 0;
+}
+
+/* How many copies of the timing inputs: as many as the budget holds, 2 to BENCH_SLOTS. */
+static int slot_count(long long bytes, int cuda) {
+    long long k = bytes > 0 ? (cuda ? PLACE_BYTES : PLACE_BYTES_CPU) / bytes : BENCH_SLOTS;
+    return k < 2 ? 2 : k > BENCH_SLOTS ? BENCH_SLOTS : (int)k;
+}
+
+/* Draw number `count` of a sequence `salt` among n: at random, the same in every worker. */
+static int pick(unsigned long long count, unsigned long long salt, int n) {
+    return (int)(kbv_mix64(count ^ salt) % (uint64_t)n);
+}
+
 /* A tuple with a clone of every tensor (new addresses, same values). */
 static PyObject *clone_args(worker *w, PyObject *vals) {
     Py_ssize_t n = PyTuple_GET_SIZE(vals);
@@ -79,11 +170,12 @@ json_t *cmd_bench_setup(worker *w, const json_t *cmd) {
         return proto_fail("protocol", "bench_setup needs 1 or 2 input sets", NULL);
     if (!w->model) return proto_fail("protocol", "bench_setup before build", NULL);
     if (make_timer(w, &err) < 0) return proto_fail("cuda", err.msg, NULL);
-    for (int k = 0; k < BENCH_SETS; k++) {
-        Py_CLEAR(w->vals[k]);
-        Py_CLEAR(w->slots[k]);
-    }
-    Py_CLEAR(w->graph);
+    for (int k = 0; k < BENCH_SETS; k++) Py_CLEAR(w->vals[k]);
+    for (int k = 0; k < BENCH_SLOTS; k++) Py_CLEAR(w->slots[k]);
+    w->nslots = 0;
+    drop_held(w);
+    w->nheld = -1;
+    drop_graphs(w);
     /* Fresh allocator segments for the timing inputs in both workers: the candidate's cache
      * still holds the poison blocks of its checked runs, and inputs carved from them would sit
      * at other offsets than the reference's. */
@@ -101,15 +193,32 @@ json_t *cmd_bench_setup(worker *w, const json_t *cmd) {
         json_t *fail = make_inputs(w, json_object_get(s, "inputs"), json_integer_value(json_object_get(s, "seed")), &w->vals[k]);
         if (fail) return fail;
     }
-    for (int k = 0; k < BENCH_SETS; k++) {
-        w->slots[k] = clone_args(w, w->vals[k < w->nvals ? k : 0]);
-        w->slot_vals[k] = k < w->nvals ? k : 0;
-        if (!w->slots[k]) return fail_python("python", "copying the timing inputs");
+    long long bytes = tensor_bytes(w, w->vals[0]);
+    if (bytes < 0) return fail_python("python", "measuring the timing inputs");
+    int want = slot_count(bytes, w->cuda);
+    spacers sp;
+    spacers_init(w, &sp, want);
+    for (int k = 0; k < want; k++) {
+        w->slots[k] = clone_args(w, w->vals[k % w->nvals]);
+        w->slot_vals[k] = k % w->nvals;
+        if (!w->slots[k]) {
+            /* Short of memory for another copy: time on those made (at least two). */
+            if (k < 2) {
+                spacers_free(&sp);
+                return fail_python("python", "copying the timing inputs");
+            }
+            PyErr_Clear();
+            break;
+        }
+        w->nslots = k + 1;
+        spacers_add(&sp);
     }
+    spacers_free(&sp);
     w->count = 0;
     if (w->cuda && gpu_sync(&err) < 0) return proto_fail("cuda", err.msg, NULL);
     json_t *r = proto_ok();
     json_object_set_new(r, "fresh", json_boolean(w->fresh_gen));
+    json_object_set_new(r, "slots", json_integer(w->nslots));
     if (w->timer) {
         json_object_set_new(r, "l2_bytes", json_integer(gpu_timer_l2_bytes(w->timer)));
         json_object_set_new(r, "peak_mhz", json_real(gpu_timer_peak_mhz(w->timer)));
@@ -178,22 +287,40 @@ static int cpu_sample(worker *w, call_ctx *c, double *ms) {
     return rc;
 }
 
+/* The first replay uploads the graph: done here, so that no timed replay is a graph's first. */
 static const char kCapture[] =
     "import torch\n"
     "def capture(model, args, stream):\n"
     "    g = torch.cuda.CUDAGraph()\n"
     "    with torch.cuda.graph(g, stream=stream):\n"
     "        out = model(*args)\n"
+    "    g.replay()\n"
+    "    torch.cuda.synchronize()\n"
     "    return g, out\n";
 
-/* Capture one call into a CUDA graph over slot 0's inputs; NULL with the error pending. */
-static PyObject *capture(worker *w) {
+/* Capture the call into CUDA graphs over slots 0, 1, ... (values set 0): one, or for a short
+ * call (outputs held) up to BENCH_GRAPHS. 0, or -1 with the error pending when not even the
+ * first could be captured. */
+static int capture_graphs(worker *w) {
     PyObject *code = Py_CompileString(kCapture, "<kbv capture>", Py_file_input);
     PyObject *mod = code ? PyImport_ExecCodeModule("_kbv_capture", code) : NULL;
     Py_XDECREF(code);
-    PyObject *g = mod ? PyObject_CallMethod(mod, "capture", "OOO", w->model, w->slots[0], w->stream) : NULL;
+    int want = w->nheld > 0 ? (w->nslots < BENCH_GRAPHS ? w->nslots : BENCH_GRAPHS) : 1;
+    drop_held(w); /* the graphs' pools take their memory */
+    spacers sp;
+    spacers_init(w, &sp, want);
+    for (int k = 0; mod && k < want; k++) {
+        PyObject *g = fill_slot(w, k, 0) == 0 ? PyObject_CallMethod(mod, "capture", "OOO", w->model, w->slots[k], w->stream) : NULL;
+        if (!g) break;
+        w->graphs[k] = g;
+        w->ngraphs = k + 1;
+        spacers_add(&sp);
+    }
+    spacers_free(&sp);
     Py_XDECREF(mod);
-    return g;
+    if (w->ngraphs == 0) return -1;
+    PyErr_Clear(); /* a later capture that failed (no memory for it): replay the ones made */
+    return 0;
 }
 
 /* bench {arm, n, warmup_s, tf32, save_prefix, prime, fresh}: n valid samples of one arm. With
@@ -233,11 +360,7 @@ json_t *cmd_bench(worker *w, const json_t *cmd) {
         c.callable = w->compiled;
     } else if (graph) {
         if (!w->cuda) fail = proto_fail("graph", "graph replay needs a GPU", NULL);
-        else if (!w->graph && fill_slot(w, 0, 0) == 0 && !(w->graph = capture(w))) fail = fail_python("graph", "capturing the call in a CUDA graph");
-        if (!fail) {
-            c.callable = PyObject_GetAttrString(PyTuple_GET_ITEM(w->graph, 0), "replay");
-            if (!c.callable) fail = fail_python("graph", "graph.replay");
-        }
+        else if (!w->ngraphs && capture_graphs(w) < 0) fail = fail_python("graph", "capturing the call in a CUDA graph");
     } else if (!empty || !w->cuda) fail = proto_fail("protocol", "bench: unknown arm (or empty without a GPU)", NULL);
     if (fail) {
         use_stream(w, 0);
@@ -247,14 +370,35 @@ json_t *cmd_bench(worker *w, const json_t *cmd) {
     json_t *ms = json_array(), *mhz = json_array();
     int throttled = 0, expired = 0, last_v = 0, fresh_done = 0, fresh_failed = 0;
     double t0 = kbv_now();
-    long long done = 0, tries = 0, warm = 0;
+    long long done = 0, tries = 0, warm = 0, warm_until = 2;
     double warm_ms = 0;
-    while (warmup > 0 ? (kbv_now() - t0 < warmup || warm < 2) : done < n) {
+    int gk = 0; /* the graph replayed */
+    spacers sp = {0};
+    while (warmup > 0 ? (kbv_now() - t0 < warmup || warm < warm_until) : done < n) {
         if (warmup <= 0 && tries > 3 * n + 10) break; /* throttled too often: report what there is */
         tries++;
-        int s = graph ? 0 : (int)((w->count >> 1) & 1), v = w->nvals > 1 ? (int)(w->count & 1) : 0;
+        if (graph) gk = pick(w->count, 0x6A9E, w->ngraphs);
+        int s = graph ? gk : pick(w->count, 0x51075107ULL, w->nslots), v = w->nvals > 1 ? (int)(w->count & 1) : 0;
+        /* One held output drawn at random makes room for this call's; while the warm-up fills
+         * them, the first empty one, after a spacer (each may take a new segment). */
+        int h = !graph && !empty && w->nheld > 0 ? pick(w->count, 0x4E1D, w->nheld) : -1;
+        for (int k = 0; h >= 0 && warmup > 0 && k < w->nheld; k++)
+            if (!w->held[k]) {
+                h = k;
+                spacers_add(&sp);
+                break;
+            }
         w->count++;
         Py_CLEAR(c.out);
+        if (h >= 0) Py_CLEAR(w->held[h]);
+        if (graph) {
+            Py_XDECREF(c.callable);
+            c.callable = PyObject_GetAttrString(PyTuple_GET_ITEM(w->graphs[gk], 0), "replay");
+            if (!c.callable) {
+                fail = fail_python("graph", "graph.replay");
+                break;
+            }
+        }
         /* The untimed call runs on the other value set: a candidate that answers a call with
          * the previous call's result must not be handed the right one by it. */
         int primed = prime && w->cuda && !empty && warmup <= 0;
@@ -306,10 +450,21 @@ json_t *cmd_bench(worker *w, const json_t *cmd) {
             fail = fail_python(strcmp(arm, "compile") == 0 ? "compile" : graph ? "graph" : "python", "timed call");
             break;
         }
+        if (h >= 0) w->held[h] = (Py_INCREF(c.out), c.out);
         if (warmup > 0) {
             warm_ms = gs.ms;
             warm++;
             if (warm > 100000) break;
+            /* The first warm-up of a worker decides how many outputs to hold, and then fills
+             * them, so that no timed call is the one that grows the allocator's pool. */
+            if (w->nheld < 0 && !graph && !empty && warm >= warm_until && kbv_now() - t0 >= warmup) {
+                long long b = tensor_bytes(w, c.out);
+                PyErr_Clear();
+                long long k = b > 0 && warm_ms < 2.0 ? (w->cuda ? PLACE_BYTES : PLACE_BYTES_CPU) / b : 0;
+                w->nheld = k < 2 ? 0 : k > BENCH_SLOTS ? BENCH_SLOTS : (int)k;
+                warm_until = warm + 2 * w->nheld;
+                spacers_init(w, &sp, w->nheld);
+            }
             continue;
         }
         expired += gs.cushion_expired;
@@ -329,7 +484,7 @@ json_t *cmd_bench(worker *w, const json_t *cmd) {
         c.out = NULL;
         if (graph) { /* replay() returns None: the outputs are the captured ones */
             Py_DECREF(out);
-            out = PyTuple_GET_ITEM(w->graph, 1);
+            out = PyTuple_GET_ITEM(w->graphs[gk], 1);
             Py_INCREF(out);
         }
         PyObject *seq = output_seq(w, out, why, sizeof why); /* steals out */
@@ -337,6 +492,7 @@ json_t *cmd_bench(worker *w, const json_t *cmd) {
         Py_XDECREF(seq);
         if (!json_is_true(json_object_get(saved, "ok"))) fail = saved, saved = NULL;
     }
+    spacers_free(&sp);
     Py_CLEAR(c.out);
     if (graph) Py_XDECREF(c.callable);
     use_stream(w, 0);
@@ -351,6 +507,8 @@ json_t *cmd_bench(worker *w, const json_t *cmd) {
     json_object_set_new(r, "throttled", json_integer(throttled));
     json_object_set_new(r, "cushion_expired", json_integer(expired));
     json_object_set_new(r, "warmup_samples", json_integer(warm));
+    json_object_set_new(r, "held", json_integer(w->nheld > 0 ? w->nheld : 0));
+    if (graph) json_object_set_new(r, "graphs", json_integer(w->ngraphs));
     json_object_set_new(r, "fresh", json_boolean(fresh_done));
     if (fresh_failed) json_object_set_new(r, "fresh_failed", json_true());
     if (warm) json_object_set_new(r, "warmup_last_ms", json_real(warm_ms));
@@ -401,6 +559,7 @@ json_t *cmd_audit(worker *w, const json_t *cmd) {
     if (!w->cuda || !w->audit) return proto_fail("audit", w->cuda ? "kbv-worker was built without CUPTI" : "no audit on the CPU", NULL);
     if (!w->slots[0]) return proto_fail("protocol", "audit before bench_setup", NULL);
     const json_t *names = json_object_get(cmd, "authored");
+    drop_held(w);
     if (use_stream(w, 1) < 0 || fill_slot(w, 0, 0) < 0) return fail_python("python", "preparing the audited call");
     call_ctx c = {w->model, w->slots[0], NULL};
     if (do_call(&c) < 0) {

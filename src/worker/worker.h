@@ -10,6 +10,8 @@
 #include <jansson.h>
 
 #define BENCH_SETS 2
+#define BENCH_SLOTS 32 /* at most this many copies of the timing inputs (placements) */
+#define BENCH_GRAPHS 8 /* at most this many captured graphs, one per input slot */
 
 typedef struct worker {
     int cuda;            /* device is cuda:0 */
@@ -27,15 +29,18 @@ typedef struct worker {
     gpu_timer *timer;
     PyObject *stream;    /* torch.cuda.ExternalStream over the timer's stream */
     PyObject *vals[BENCH_SETS];  /* the timing input sets' values (tuples) */
-    PyObject *slots[BENCH_SETS]; /* the tuples the calls get: two sets of addresses */
-    int slot_vals[BENCH_SETS];   /* which values each slot holds now */
-    int nvals;
+    PyObject *slots[BENCH_SLOTS]; /* the tuples the calls get: nslots sets of addresses */
+    int slot_vals[BENCH_SLOTS];   /* which values each slot holds now */
+    int nvals, nslots;
     json_t *fresh_spec;          /* bench_setup's "fresh" input specs: new values for a sample are */
     long long fresh_seed;        /* drawn from them under another tag (bench's "fresh") */
     int fresh_gen;               /* some input is generated, so fresh values differ */
-    unsigned long long count;    /* samples so far: picks slot and values */
+    unsigned long long count;    /* samples so far: picks values (and, hashed, the slot) */
+    PyObject *held[BENCH_SLOTS];  /* earlier calls' outputs, kept so the next one lands elsewhere */
+    int nheld;                    /* how many (0: none; -1: not decided yet) */
     PyObject *compiled;  /* torch.compile(model), made on first use */
-    PyObject *graph;     /* a captured CUDA graph of the call, made on first use */
+    PyObject *graphs[BENCH_GRAPHS]; /* (graph, outputs) captured over slot k, made on first use */
+    int ngraphs;
     unsigned char *cpu_flush;    /* CPU mode: a buffer larger than the last-level cache */
     size_t cpu_flush_bytes;
 } worker;

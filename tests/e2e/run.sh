@@ -188,6 +188,15 @@ else not_ok "timing fields" "$(jq -c '{status, speedup, time_ms, timing, standar
 if jq -e '.status == "verified" and .speedup.value > 0.5 and .speedup.value < 2' "$tmp/aa.json" >/dev/null; then
     ok "A/A: the reference against a copy of itself measures $(jq -r '.speedup.value * 1000 | round / 1000' "$tmp/aa.json")x"
 else not_ok "A/A" "$(jq -c '{status, speedup, errors}' "$tmp/aa.json")"; fi
+# Placements: relu's 4 MiB of inputs in 32 MiB of copies on the CPU, in both workers; the
+# outputs held back agree with the rule (a short call holds up to 8, a longer one none); no
+# graphs and no per-process offset off the GPU.
+if jq -e '.timing.placements as $p | $p.reference.input_slots == 8 and $p.candidate.input_slots == 8 and
+    ([$p.reference.held_outputs, $p.candidate.held_outputs] | all(. == 0 or . == 8)) and
+    $p.reference.graphs == 0 and .timing.process_offset == null and ([.flags[].id] | index("short_call") | not)' \
+    "$tmp/aa.json" >/dev/null; then
+    ok "timing spreads each worker's samples over 8 copies of relu's inputs (and held outputs: $(jq -c '[.timing.placements[].held_outputs]' "$tmp/aa.json"))"
+else not_ok "placements" "$(jq -c '{placements: .timing.placements, process_offset: .timing.process_offset, flags}' "$tmp/aa.json")"; fi
 "$KBV" eval "$P" "$HONEST" --device cpu --seed 5 --cases 1 --no-timing --json "$tmp/nt.json" --quiet >/dev/null 2>&1
 if jq -e '.status == "verified" and .speedup == null and .timing.measured == false and (.timing.note | test("no-timing"))' \
     "$tmp/nt.json" >/dev/null; then ok "--no-timing judges correctness only"
