@@ -136,10 +136,11 @@ static void spacers_free(spacers *sp) {
     sp->n = 0;
 }
 
-/* How many copies of the timing inputs: as many as the budget holds, 2 to BENCH_SLOTS. */
-static int slot_count(long long bytes, int cuda) {
-    long long k = bytes > 0 ? (cuda ? PLACE_BYTES : PLACE_BYTES_CPU) / bytes : BENCH_SLOTS;
-    return k < 2 ? 2 : k > BENCH_SLOTS ? BENCH_SLOTS : (int)k;
+/* How many copies of `bytes` (input copies, held outputs) the placement budget holds, at most
+ * BENCH_SLOTS; BENCH_SLOTS when bytes is 0 (nothing to copy costs nothing). */
+static int budget_copies(const worker *w, long long bytes) {
+    long long k = bytes > 0 ? (w->cuda ? PLACE_BYTES : PLACE_BYTES_CPU) / bytes : BENCH_SLOTS;
+    return k > BENCH_SLOTS ? BENCH_SLOTS : (int)k;
 }
 
 /* Draw number `count` of a sequence `salt` among n: at random, the same in every worker. */
@@ -195,7 +196,8 @@ json_t *cmd_bench_setup(worker *w, const json_t *cmd) {
     }
     long long bytes = tensor_bytes(w, w->vals[0]);
     if (bytes < 0) return fail_python("python", "measuring the timing inputs");
-    int want = slot_count(bytes, w->cuda);
+    int want = budget_copies(w, bytes);
+    if (want < 2) want = 2;
     spacers sp;
     spacers_init(w, &sp, want);
     for (int k = 0; k < want; k++) {
@@ -463,8 +465,8 @@ json_t *cmd_bench(worker *w, const json_t *cmd) {
             if (w->nheld < 0 && !graph && !empty && warm >= warm_until && kbv_now() - t0 >= warmup) {
                 long long b = tensor_bytes(w, c.out);
                 PyErr_Clear();
-                long long k = b > 0 && warm_ms < 2.0 ? (w->cuda ? PLACE_BYTES : PLACE_BYTES_CPU) / b : 0;
-                w->nheld = k < 2 ? 0 : k > BENCH_SLOTS ? BENCH_SLOTS : (int)k;
+                int k = b > 0 && warm_ms < 2.0 ? budget_copies(w, b) : 0;
+                w->nheld = k < 2 ? 0 : k;
                 warm_until = warm + 2 * w->nheld;
                 spacers_init(w, &sp, w->nheld);
             }
