@@ -60,10 +60,12 @@ SAN_RT  := $(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=detect_leaks=1:abort_on_err
 # vectorises at -O3 (3x on the CPU here; src/probe.c). Exact results, so no flag changes them.
 $(BUILD)/src/probe.o $(BUILD)/w/src/probe.o: CFLAGS += -O3
 
-CORE_SRC := src/util.c src/tensor.c src/proto.c src/proc.c src/judge.c src/result.c src/eval.c src/gen.c src/probe.c src/perf.c \
+CORE_SRC := src/util.c src/finding.c src/tensor.c src/proto.c src/proc.c src/judge.c src/result.c src/reply.c src/verdict.c src/eval.c src/session.c src/plan.c src/cases.c src/detect.c src/refcache.c src/timing.c src/standard.c src/gen.c src/probe.c src/perf.c \
             src/stats.c src/db.c src/run.c src/report.c src/sandbox.c
 KBV_SRC  := src/main.c $(CORE_SRC)
-WORKER_SRC := src/worker/main.c src/worker/bench.c src/worker/guard.c src/worker/inspect.c src/worker/py.c src/worker/dl.c src/gpu/gpu.c src/gpu/timer.c \
+WORKER_SRC := src/worker/main.c src/worker/standard.c src/worker/model.c src/worker/forward.c src/worker/bench.c \
+              src/worker/inspect.c src/worker/inputs.c src/worker/values.c src/worker/loader.c $(wildcard src/worker/loader_*.c) \
+              src/worker/device.c src/worker/fail.c src/worker/guard.c src/worker/py.c src/worker/dl.c src/gpu/gpu.c src/gpu/timer.c \
               src/gpu/audit.c src/util.c src/tensor.c src/proto.c \
               src/gen.c src/probe.c
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
@@ -77,7 +79,7 @@ else
   BINS := kbv kbv-worker
 endif
 
-.PHONY: all help test test-unit test-e2e test-faults test-gpu check clean config fuzz fuzz-run fuzz-smoke
+.PHONY: all help test test-unit test-e2e test-faults test-gpu check clean config fuzz fuzz-run fuzz-smoke format
 all: config $(BINS)
 
 help:
@@ -88,6 +90,7 @@ help:
 	@echo "make check      the unit and end-to-end tests under ASan/UBSan with -Werror"
 	@echo "make fuzz       build the libFuzzer targets build/fuzz/fuzz_proto and fuzz_manifest (needs clang)"
 	@echo "make fuzz-run   run each fuzz target for FUZZ_SECONDS (default 600) on build/fuzz/corpus; fails on a crash"
+	@echo "make format     apply .clang-format to the C, header and CUDA sources"
 	@echo "make clean      remove build outputs"
 
 config:
@@ -103,21 +106,25 @@ $(BUILD)/pyconf.h: Makefile
 	print("#define KBV_PY_EXECUTABLE", json.dumps(sys.executable)); \
 	print("#define KBV_PY_PATHS", ", ".join(json.dumps(p) for p in sys.path if p))' > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/%.o: %.c $(wildcard src/*.h)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c $< -o $@
+# Each object records the headers it included (-MMD -MP: $(BUILD)/**/*.d, read below), so a
+# changed header rebuilds exactly the objects that use it.
+DEPFLAGS = -MMD -MP
 
-$(BUILD)/w/%.o: %.c $(wildcard src/*.h src/worker/*.h src/gpu/*.h) $(BUILD)/pyconf.h
+$(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(CUDA_CFLAGS) -I$(PY_INC) -I$(BUILD) -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/w/src/gpu/gen_cu.o: src/gpu/gen.cu src/gen.h src/gen_host.h src/util.h
+$(BUILD)/w/%.o: %.c $(BUILD)/pyconf.h
 	@mkdir -p $(@D)
-	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(CUDA_CFLAGS) -I$(PY_INC) -I$(BUILD) -c $< -o $@
+
+$(BUILD)/w/src/gpu/gen_cu.o: src/gpu/gen.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/w/src/gpu/bench_cu.o: src/gpu/bench.cu
 	@mkdir -p $(@D)
-	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+	$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@
 
 kbv $(BUILD)/kbv: $(KBV_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(KBV_LIBS) $(LDLIBS)
@@ -125,9 +132,9 @@ kbv $(BUILD)/kbv: $(KBV_OBJ)
 kbv-worker $(BUILD)/kbv-worker: $(WORKER_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(PY_LIBS) $(CUDA_LIBS) $(LDLIBS)
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_OBJ) tests/unit/check.h
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Isrc -o $@ $< $(CORE_OBJ) $(KBV_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -Isrc -o $@ $< $(CORE_OBJ) $(KBV_LIBS) $(LDLIBS)
 
 test-unit: $(UNIT_TESTS)
 	@fail=0; for t in $(UNIT_TESTS); do $(SAN_RT) $$t || fail=1; done; exit $$fail
@@ -191,9 +198,9 @@ $(FUZZ_DIR)/.probe:
 	   echo "make fuzz: '$(FUZZ_CC)' cannot build a libFuzzer program -- install clang and libclang-rt-14-dev" \
 	        "(scripts/install-deps.sh) or pass FUZZ_CC=/path/to/clang" >&2; exit 1; fi
 
-$(FUZZ_DIR)/obj/%.o: %.c $(wildcard src/*.h) | $(FUZZ_DIR)/.probe
+$(FUZZ_DIR)/obj/%.o: %.c | $(FUZZ_DIR)/.probe
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -Isrc -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(DEPFLAGS) -Isrc -c $< -o $@
 
 $(FUZZ_DIR)/libkbv.a: $(CORE_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
 	rm -f $@ && ar rcs $@ $^
@@ -220,5 +227,11 @@ fuzz-smoke:
 	@if $(FUZZ_PROBE); then $(MAKE) --no-print-directory fuzz-run FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS); \
 	 else echo "SKIP: the fuzz smoke needs clang with libFuzzer (Debian: clang libclang-rt-14-dev)"; fi
 
+FORMAT_SRC := $(wildcard src/*.[ch] src/worker/*.[ch] src/gpu/*.[ch] src/gpu/*.cu tests/unit/*.[ch] tests/gpu/*.c tests/fuzz/*.c scripts/*.cu)
+format:
+	clang-format -i $(FORMAT_SRC)
+
 clean:
 	rm -rf build build-san kbv kbv-worker
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

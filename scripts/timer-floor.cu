@@ -18,13 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CK(x)                                                                                \
-    do {                                                                                     \
-        cudaError_t e_ = (x);                                                                \
-        if (e_ != cudaSuccess) {                                                             \
+#define CK(x)                                                                                   \
+    do {                                                                                        \
+        cudaError_t e_ = (x);                                                                   \
+        if (e_ != cudaSuccess) {                                                                \
             fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(1);                                                                         \
-        }                                                                                    \
+            exit(1);                                                                            \
+        }                                                                                       \
     } while (0)
 
 static __device__ __forceinline__ unsigned long long gtime(void) {
@@ -62,8 +62,7 @@ static int cmp(const void *a, const void *b) {
 }
 
 /* One sample: flush, cushion, e0, kernel (copy k, or the plain empty one for k < 0), e1. */
-static double sample_one(cudaStream_t s, char *flush, size_t fbytes, int *flag, int *flag_dev, cudaEvent_t e0,
-                         cudaEvent_t e1, int k, int r) {
+static double sample_one(cudaStream_t s, char *flush, size_t fbytes, int *flag, int *flag_dev, cudaEvent_t e0, cudaEvent_t e1, int k, int r) {
     *(volatile int *)flag = 0;
     CK(cudaMemsetAsync(flush, r & 0xff, fbytes, s));
     discard<<<1024, 256, 0, s>>>(flush, (long long)(fbytes / 128));

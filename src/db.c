@@ -14,31 +14,30 @@
 
 #define SCHEMA_VERSION "1"
 
-static const char kSchema[] =
-    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);"
-    "CREATE TABLE IF NOT EXISTS runs(id INTEGER PRIMARY KEY, uuid TEXT UNIQUE NOT NULL, started TEXT NOT NULL,"
-    "  seed TEXT NOT NULL, settings TEXT NOT NULL, kbv_version TEXT, device TEXT, gpu TEXT, torch TEXT, python TEXT);"
-    "CREATE TABLE IF NOT EXISTS problems(id INTEGER PRIMARY KEY, sha256 TEXT UNIQUE NOT NULL, name TEXT, path TEXT);"
-    "CREATE TABLE IF NOT EXISTS candidates(id INTEGER PRIMARY KEY, sha256 TEXT UNIQUE NOT NULL, name TEXT, path TEXT);"
-    "CREATE TABLE IF NOT EXISTS evaluations(id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),"
-    "  key TEXT NOT NULL, problem_id INTEGER REFERENCES problems(id), candidate_id INTEGER REFERENCES candidates(id),"
-    "  model TEXT NOT NULL, sample INTEGER, level INTEGER, protocol TEXT, status TEXT NOT NULL, accuracy_class TEXT,"
-    "  speedup REAL, speedup_lo REAL, speedup_hi REAL, speedup_strict REAL, peak_ratio REAL,"
-    "  std_status TEXT, std_correct INTEGER, std_speedup REAL, hacks TEXT, wall_s REAL, result TEXT NOT NULL,"
-    "  created TEXT NOT NULL, UNIQUE(run_id, key));"
-    "CREATE TABLE IF NOT EXISTS cases(evaluation_id INTEGER NOT NULL REFERENCES evaluations(id), idx INTEGER,"
-    "  distribution TEXT, domain TEXT, skipped INTEGER, evaluated INTEGER, passed INTEGER, norm_rel_err REAL,"
-    "  accuracy_class TEXT);"
-    "CREATE TABLE IF NOT EXISTS timings(evaluation_id INTEGER NOT NULL REFERENCES evaluations(id), arm TEXT,"
-    "  median_ms REAL, q1_ms REAL, q3_ms REAL, mean_ms REAL, samples INTEGER);"
-    "CREATE TABLE IF NOT EXISTS memory(evaluation_id INTEGER PRIMARY KEY REFERENCES evaluations(id),"
-    "  peak_candidate INTEGER, peak_reference INTEGER, persistent_candidate INTEGER, persistent_reference INTEGER,"
-    "  torch_peak_candidate INTEGER, torch_peak_reference INTEGER);"
-    "CREATE TABLE IF NOT EXISTS flags(evaluation_id INTEGER NOT NULL REFERENCES evaluations(id), flag TEXT,"
-    "  severity TEXT, message TEXT, evidence TEXT);"
-    "CREATE INDEX IF NOT EXISTS cases_eval ON cases(evaluation_id);"
-    "CREATE INDEX IF NOT EXISTS flags_eval ON flags(evaluation_id);"
-    "CREATE INDEX IF NOT EXISTS timings_eval ON timings(evaluation_id);";
+static const char kSchema[] = "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);"
+                              "CREATE TABLE IF NOT EXISTS runs(id INTEGER PRIMARY KEY, uuid TEXT UNIQUE NOT NULL, started TEXT NOT NULL,"
+                              "  seed TEXT NOT NULL, settings TEXT NOT NULL, kbv_version TEXT, device TEXT, gpu TEXT, torch TEXT, python TEXT);"
+                              "CREATE TABLE IF NOT EXISTS problems(id INTEGER PRIMARY KEY, sha256 TEXT UNIQUE NOT NULL, name TEXT, path TEXT);"
+                              "CREATE TABLE IF NOT EXISTS candidates(id INTEGER PRIMARY KEY, sha256 TEXT UNIQUE NOT NULL, name TEXT, path TEXT);"
+                              "CREATE TABLE IF NOT EXISTS evaluations(id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),"
+                              "  key TEXT NOT NULL, problem_id INTEGER REFERENCES problems(id), candidate_id INTEGER REFERENCES candidates(id),"
+                              "  model TEXT NOT NULL, sample INTEGER, level INTEGER, protocol TEXT, status TEXT NOT NULL, accuracy_class TEXT,"
+                              "  speedup REAL, speedup_lo REAL, speedup_hi REAL, speedup_strict REAL, peak_ratio REAL,"
+                              "  std_status TEXT, std_correct INTEGER, std_speedup REAL, hacks TEXT, wall_s REAL, result TEXT NOT NULL,"
+                              "  created TEXT NOT NULL, UNIQUE(run_id, key));"
+                              "CREATE TABLE IF NOT EXISTS cases(evaluation_id INTEGER NOT NULL REFERENCES evaluations(id), idx INTEGER,"
+                              "  distribution TEXT, domain TEXT, skipped INTEGER, evaluated INTEGER, passed INTEGER, norm_rel_err REAL,"
+                              "  accuracy_class TEXT);"
+                              "CREATE TABLE IF NOT EXISTS timings(evaluation_id INTEGER NOT NULL REFERENCES evaluations(id), arm TEXT,"
+                              "  median_ms REAL, q1_ms REAL, q3_ms REAL, mean_ms REAL, samples INTEGER);"
+                              "CREATE TABLE IF NOT EXISTS memory(evaluation_id INTEGER PRIMARY KEY REFERENCES evaluations(id),"
+                              "  peak_candidate INTEGER, peak_reference INTEGER, persistent_candidate INTEGER, persistent_reference INTEGER,"
+                              "  torch_peak_candidate INTEGER, torch_peak_reference INTEGER);"
+                              "CREATE TABLE IF NOT EXISTS flags(evaluation_id INTEGER NOT NULL REFERENCES evaluations(id), flag TEXT,"
+                              "  severity TEXT, message TEXT, evidence TEXT);"
+                              "CREATE INDEX IF NOT EXISTS cases_eval ON cases(evaluation_id);"
+                              "CREATE INDEX IF NOT EXISTS flags_eval ON flags(evaluation_id);"
+                              "CREATE INDEX IF NOT EXISTS timings_eval ON timings(evaluation_id);";
 
 /* "<path>: <what>: <SQLite's message>", with what SQLite's result code means for the user
  * in place of what for the codes a bad file gives (docs/RELIABILITY.md, "Bad input"). */
@@ -49,8 +48,7 @@ static int dberr_code(const char *path, sqlite3 *h, int rc, const char *what, kb
     if (sys && ((rc & 0xff) == SQLITE_CANTOPEN || (rc & 0xff) == SQLITE_IOERR)) snprintf(extra, sizeof extra, " (%s)", strerror(sys));
     switch (rc & 0xff) {
     case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-        return kbv_seterr(err, "%s: locked by another process (still locked after %d s): %s", path, DB_BUSY_TIMEOUT_MS / 1000, msg);
+    case SQLITE_LOCKED: return kbv_seterr(err, "%s: locked by another process (still locked after %d s): %s", path, DB_BUSY_TIMEOUT_MS / 1000, msg);
     case SQLITE_NOTADB: return kbv_seterr(err, "%s: not a SQLite database: %s", path, msg);
     case SQLITE_CORRUPT: return kbv_seterr(err, "%s: the database is corrupt: %s", path, msg);
     case SQLITE_READONLY: return kbv_seterr(err, "%s: read-only, and kbv needs to write to it: %s", path, msg);
@@ -99,8 +97,8 @@ static int classify(kbv_db *db, kbv_err *err) {
     if (rc == SQLITE_DONE) return kbv_seterr(err, "%s: not a kbv results database (no schema version in its meta table)", db->path);
     if (rc != SQLITE_ROW) return dberr(db, err, "cannot read it");
     if (strcmp(version, SCHEMA_VERSION) != 0)
-        return kbv_seterr(err, "%s: a results database of schema version %s; this kbv (%s) reads version %s only", db->path,
-                          version, KBV_VERSION, SCHEMA_VERSION);
+        return kbv_seterr(err, "%s: a results database of schema version %s; this kbv (%s) reads version %s only", db->path, version, KBV_VERSION,
+                          SCHEMA_VERSION);
     return 0;
 }
 
@@ -114,7 +112,7 @@ static int not_a_folder(const char *path, kbv_err *err) {
 /* Whether kbv may make files in path's folder (SQLite's -wal and -shm go there): 0, or -1
  * with errno set. */
 static int folder_writable(const char *path) {
-    char copy[sizeof ((kbv_db *)0)->path];
+    char copy[sizeof((kbv_db *)0)->path];
     snprintf(copy, sizeof copy, "%s", path);
     return access(dirname(copy), W_OK);
 }
@@ -137,7 +135,7 @@ static void db_uri(const char *path, const char *query, char *out, size_t n) {
  * in one to read, and SQLite would leave a -shm file beside it, or fail to make one in a
  * read-only folder). Fills uri and returns the sqlite3_open_v2() flags. */
 static int read_target(const char *path, char *uri, size_t n) {
-    char wal[sizeof ((kbv_db *)0)->path + 8];
+    char wal[sizeof((kbv_db *)0)->path + 8];
     snprintf(wal, sizeof wal, "%s-wal", path);
     if (access(path, W_OK) == 0 && folder_writable(path) == 0) return db_uri(path, "", uri, n), SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI;
     db_uri(path, access(wal, F_OK) == 0 ? "mode=ro" : "immutable=1", uri, n);
@@ -260,8 +258,8 @@ int db_run(kbv_db *db, const char *settings, int resume, uint64_t *seed, long lo
 
 int db_run_env(kbv_db *db, long long run_id, const kbv_result *r, kbv_err *err) {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db->h, "UPDATE runs SET kbv_version = ?, device = ?, gpu = ?, torch = ?, python = ? WHERE id = ? AND torch IS NULL",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db->h, "UPDATE runs SET kbv_version = ?, device = ?, gpu = ?, torch = ?, python = ? WHERE id = ? AND torch IS NULL", -1,
+                           &st, NULL) != SQLITE_OK)
         return dberr(db, err, "cannot update the run");
     sqlite3_bind_text(st, 1, KBV_VERSION, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, r->device, -1, SQLITE_TRANSIENT);
@@ -315,8 +313,7 @@ static long long file_row(kbv_db *db, const char *table, const kbv_file_id *f, k
     return id >= 0 ? id : dberr(db, err, "cannot find a file");
 }
 
-static int store(kbv_db *db, long long run_id, const char *key, const char *model, int sample, int level, const kbv_result *r,
-                 kbv_err *err) {
+static int store(kbv_db *db, long long run_id, const char *key, const char *model, int sample, int level, const kbv_result *r, kbv_err *err) {
     long long pid = file_row(db, "problems", &r->problem, err);
     long long cid = pid < 0 ? -1 : file_row(db, "candidates", &r->candidate, err);
     if (cid < 0) return -1;
@@ -326,7 +323,7 @@ static int store(kbv_db *db, long long run_id, const char *key, const char *mode
     if (!text) return kbv_seterr(err, "out of memory");
     char hacks[512] = "", when[32];
     for (int i = 0; i < r->nflags; i++)
-        if (strcmp(r->flags[i].severity, "hack") == 0 && strlen(hacks) + strlen(r->flags[i].id) + 2 < sizeof hacks)
+        if (r->flags[i].severity == SEV_HACK && strlen(hacks) + strlen(r->flags[i].id) + 2 < sizeof hacks)
             strcat(hacks, *hacks ? "," : ""), strcat(hacks, r->flags[i].id);
     now_iso(when, sizeof when);
     const kbv_perf *p = &r->perf;
@@ -394,9 +391,16 @@ static int store(kbv_db *db, long long run_id, const char *key, const char *mode
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return dberr(db, err, "cannot add cases");
 
-    const struct { const char *arm; const kbv_times *t; } arms[] = {
-        {"candidate", &p->cand}, {"reference", &p->ref}, {"reference_strict", &p->ref_strict},
-        {"reference_compile", &p->ref_compile}, {"candidate_graph", &p->cand_graph}, {"reference_graph", &p->ref_graph},
+    const struct {
+        const char *arm;
+        const kbv_times *t;
+    } arms[] = {
+        {"candidate", &p->cand},
+        {"reference", &p->ref},
+        {"reference_strict", &p->ref_strict},
+        {"reference_compile", &p->ref_compile},
+        {"candidate_graph", &p->cand_graph},
+        {"reference_graph", &p->ref_graph},
     };
     if (sqlite3_prepare_v2(db->h, "INSERT INTO timings VALUES(?,?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
         return dberr(db, err, "cannot add timings");
@@ -415,8 +419,7 @@ static int store(kbv_db *db, long long run_id, const char *key, const char *mode
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return dberr(db, err, "cannot add timings");
 
-    if (sqlite3_prepare_v2(db->h, "INSERT INTO memory VALUES(?,?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
-        return dberr(db, err, "cannot add memory");
+    if (sqlite3_prepare_v2(db->h, "INSERT INTO memory VALUES(?,?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK) return dberr(db, err, "cannot add memory");
     sqlite3_bind_int64(st, 1, eid);
     bind_bytes(st, 2, m->peak_cand), bind_bytes(st, 3, m->peak_ref), bind_bytes(st, 4, m->pers_cand);
     bind_bytes(st, 5, m->pers_ref), bind_bytes(st, 6, m->torch_peak_cand), bind_bytes(st, 7, m->torch_peak_ref);
@@ -424,14 +427,13 @@ static int store(kbv_db *db, long long run_id, const char *key, const char *mode
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return dberr(db, err, "cannot add memory");
 
-    if (sqlite3_prepare_v2(db->h, "INSERT INTO flags VALUES(?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
-        return dberr(db, err, "cannot add flags");
+    if (sqlite3_prepare_v2(db->h, "INSERT INTO flags VALUES(?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK) return dberr(db, err, "cannot add flags");
     for (int i = 0; i < r->nflags && rc == SQLITE_DONE; i++) {
         char *ev = r->flags[i].evidence ? json_dumps(r->flags[i].evidence, JSON_COMPACT) : NULL;
         sqlite3_reset(st);
         sqlite3_bind_int64(st, 1, eid);
         sqlite3_bind_text(st, 2, r->flags[i].id, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(st, 3, r->flags[i].severity, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 3, severity_name(r->flags[i].severity), -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 4, r->flags[i].message, -1, SQLITE_TRANSIENT);
         if (ev) sqlite3_bind_text(st, 5, ev, -1, free);
         else sqlite3_bind_null(st, 5);
@@ -464,8 +466,7 @@ int db_status(kbv_db *db, long long run_id, const char *key, char *out, size_t n
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : dberr(db, err, "cannot query evaluations");
 }
 
-int db_store(kbv_db *db, long long run_id, const char *key, const char *model, int sample, int level, const kbv_result *r,
-             kbv_err *err) {
+int db_store(kbv_db *db, long long run_id, const char *key, const char *model, int sample, int level, const kbv_result *r, kbv_err *err) {
     if (exec(db, "BEGIN IMMEDIATE", err) < 0) return -1;
     int has = db_has(db, run_id, key, err);
     if (has != 0) {

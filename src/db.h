@@ -47,8 +47,7 @@ int db_run_seed(kbv_db *db, long long run_id, uint64_t *seed, kbv_err *err);
 int db_status(kbv_db *db, long long run_id, const char *key, char *out, size_t n, kbv_err *err);
 /* One evaluation, in one transaction. Returns 0, 1 when the key was stored meanwhile (by
  * another process: nothing written), or -1. */
-int db_store(kbv_db *db, long long run_id, const char *key, const char *model, int sample, int level, const kbv_result *r,
-             kbv_err *err);
+int db_store(kbv_db *db, long long run_id, const char *key, const char *model, int sample, int level, const kbv_result *r, kbv_err *err);
 /* Copy every run and evaluation of src into dst (runs matched by uuid: none twice). */
 int db_merge(kbv_db *dst, const char *src, int *runs_added, int *evals_added, kbv_err *err);
 

@@ -23,35 +23,35 @@
 #include "util.h"
 
 typedef struct eval_opts {
-    const char *problem;       /* problem file (KernelBench format) */
-    const char *candidate;     /* candidate file (defines ModelNew) */
-    const char *device;        /* "cpu", "cuda" or "auto" */
+    const char *problem;   /* problem file (KernelBench format) */
+    const char *candidate; /* candidate file (its kind selects the worker's loader: src/worker/loader.h) */
+    const char *device;    /* "cpu", "cuda" or "auto" */
     int have_seed;
-    uint64_t seed;             /* run seed; drawn at random when !have_seed */
-    double timeout_s;          /* limit for each worker step but loading, seconds */
-    double load_timeout_s;     /* limit for loading (and compiling) the candidate, seconds */
-    double start_timeout_s;    /* limit for a worker to start (import torch), seconds */
-    int ncases;                /* seeds per distribution (nominal and each hidden one) */
-    int protocol;              /* EVAL_VERIFIED, EVAL_STANDARD or EVAL_BOTH */
-    double standard_tol;       /* KernelBench's atol = rtol; <= 0: 1e-4 (fp32), 1e-2 (fp16/bf16) */
-    const char *worker;        /* path of kbv-worker */
-    const char *scratch_base;  /* where scratch folders go (NULL: $TMPDIR or /tmp) */
-    const char *cache_dir;     /* compile cache (TORCH_EXTENSIONS_DIR); NULL: default */
-    size_t capture_cap;        /* bytes of each output stream kept */
+    uint64_t seed;            /* run seed; drawn at random when !have_seed */
+    double timeout_s;         /* limit for each worker step but loading, seconds */
+    double load_timeout_s;    /* limit for loading (and compiling) the candidate, seconds */
+    double start_timeout_s;   /* limit for a worker to start (import torch), seconds */
+    int ncases;               /* seeds per distribution (nominal and each hidden one) */
+    int protocol;             /* EVAL_VERIFIED, EVAL_STANDARD or EVAL_BOTH */
+    double standard_tol;      /* KernelBench's atol = rtol; <= 0: 1e-4 (fp32), 1e-2 (fp16/bf16) */
+    const char *worker;       /* path of kbv-worker */
+    const char *scratch_base; /* where scratch folders go (NULL: $TMPDIR or /tmp) */
+    const char *cache_dir;    /* compile cache (TORCH_EXTENSIONS_DIR); NULL: default */
+    size_t capture_cap;       /* bytes of each output stream kept */
     int keep_scratch;
-    int verbose;               /* progress on stderr */
-    int timing;                /* time verified candidates (default 1; --no-timing) */
-    double time_budget_s;      /* cap on the timed rounds, seconds; 0: 10 on a GPU, 2 on the CPU */
-    int compile_baseline;      /* also time torch.compile(reference) */
-    int prime;                 /* untimed call before each GPU sample: 1 always, 0 never, -1 auto (calls under 2 ms) */
-    int keep_samples;          /* keep every timed round's times in the result (timing.samples) */
-    int standard_trials;       /* KernelBench's timing trials in the standard protocol (0: none) */
-    int sandbox;               /* confine workers (default 1; --no-sandbox), docs/security.md */
+    int verbose;                /* progress on stderr */
+    int timing;                 /* time verified candidates (default 1; --no-timing) */
+    double time_budget_s;       /* cap on the timed rounds, seconds; 0: 10 on a GPU, 2 on the CPU */
+    int compile_baseline;       /* also time torch.compile(reference) */
+    int prime;                  /* untimed call before each GPU sample: 1 always, 0 never, -1 auto (calls under 2 ms) */
+    int keep_samples;           /* keep every timed round's times in the result (timing.samples) */
+    int standard_trials;        /* KernelBench's timing trials in the standard protocol (0: none) */
+    int sandbox;                /* confine workers (default 1; --no-sandbox), docs/security.md */
     long long max_memory_bytes; /* a worker's data memory (RLIMIT_DATA); 0: unlimited */
-    const char *db_path;       /* the results database, unreadable to candidates (kbv run) */
-    const char *library_only;  /* severity of library_only / unused_kernel: hack (default), suspect or info */
-    const char *gpu_lock;      /* file of the GPU's readers-writer lock (KBV_GPU_LOCK; NULL: none), util.h */
-    const char *ref_cache;     /* kbv run: the run's folder of reference sides kept per problem (KBV_REF_CACHE;
+    const char *db_path;        /* the results database, unreadable to candidates (kbv run) */
+    const char *library_only;   /* severity of library_only / unused_kernel: hack (default), suspect or info */
+    const char *gpu_lock;       /* file of the GPU's readers-writer lock (KBV_GPU_LOCK; NULL: none), util.h */
+    const char *ref_cache;      /* kbv run: the run's folder of reference sides kept per problem (KBV_REF_CACHE;
                                 * NULL: every evaluation runs its own), docs/results.md */
 } eval_opts;
 

@@ -20,8 +20,7 @@ void gen_symmetrize_host(void *out, int64_t batch, int64_t d, size_t elem_size) 
     for (int64_t b = 0; b < batch; b++)
         for (int64_t r = 0; r < d; r++)
             for (int64_t c = r + 1; c < d; c++)
-                memcpy(o + (size_t)((b * d + c) * d + r) * elem_size, o + (size_t)((b * d + r) * d + c) * elem_size,
-                       elem_size);
+                memcpy(o + (size_t)((b * d + c) * d + r) * elem_size, o + (size_t)((b * d + r) * d + c) * elem_size, elem_size);
 }
 
 uint64_t gen_fingerprint_host(const void *data, uint64_t nbytes) {
@@ -40,8 +39,20 @@ uint64_t gen_fingerprint_host(const void *data, uint64_t nbytes) {
 
 #ifndef KBV_HAVE_CUDA
 static int no_cuda(kbv_err *err) { return kbv_seterr(err, "built without CUDA"); }
-int gpu_gen_fill(const kbv_gen_plan *g, void *d, int64_t n, size_t es, kbv_err *err) { (void)g, (void)d, (void)n, (void)es; return no_cuda(err); }
-int gpu_gen_mask(void *d, const uint8_t *m, int64_t n, size_t es, kbv_err *err) { (void)d, (void)m, (void)n, (void)es; return no_cuda(err); }
-int gpu_gen_symmetrize(void *d, int64_t b, int64_t n, size_t es, kbv_err *err) { (void)d, (void)b, (void)n, (void)es; return no_cuda(err); }
-int gpu_fingerprint(const void *d, uint64_t n, uint64_t *out, kbv_err *err) { (void)d, (void)n, (void)out; return no_cuda(err); }
+int gpu_gen_fill(const kbv_gen_plan *g, void *d, int64_t n, size_t es, kbv_err *err) {
+    (void)g, (void)d, (void)n, (void)es;
+    return no_cuda(err);
+}
+int gpu_gen_mask(void *d, const uint8_t *m, int64_t n, size_t es, kbv_err *err) {
+    (void)d, (void)m, (void)n, (void)es;
+    return no_cuda(err);
+}
+int gpu_gen_symmetrize(void *d, int64_t b, int64_t n, size_t es, kbv_err *err) {
+    (void)d, (void)b, (void)n, (void)es;
+    return no_cuda(err);
+}
+int gpu_fingerprint(const void *d, uint64_t n, uint64_t *out, kbv_err *err) {
+    (void)d, (void)n, (void)out;
+    return no_cuda(err);
+}
 #endif

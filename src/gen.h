@@ -33,20 +33,20 @@ typedef enum kbv_dist {
 } kbv_dist;
 
 typedef enum kbv_domain {
-    KBV_DOM_RAW = 0,      /* values as drawn */
-    KBV_DOM_ABS = 1,      /* |x| */
-    KBV_DOM_RANGE = 2,    /* squashed into [lo, hi]: lo + (hi-lo) * (1/2 + x / (2 (1 + |x|))) */
+    KBV_DOM_RAW = 0,   /* values as drawn */
+    KBV_DOM_ABS = 1,   /* |x| */
+    KBV_DOM_RANGE = 2, /* squashed into [lo, hi]: lo + (hi-lo) * (1/2 + x / (2 (1 + |x|))) */
     KBV_DOM_COUNT
 } kbv_domain;
 
 /* One float input's recipe. */
 typedef struct kbv_gen_spec {
-    uint32_t key[2];      /* the case key */
-    uint32_t tag;         /* case number (counter word 3) */
-    uint32_t input;       /* input index (counter word 2, low 16 bits) */
-    int dist;             /* kbv_dist */
-    int domain;           /* kbv_domain */
-    float lo, hi;         /* the range for KBV_DOM_RANGE */
+    uint32_t key[2]; /* the case key */
+    uint32_t tag;    /* case number (counter word 3) */
+    uint32_t input;  /* input index (counter word 2, low 16 bits) */
+    int dist;        /* kbv_dist */
+    int domain;      /* kbv_domain */
+    float lo, hi;    /* the range for KBV_DOM_RANGE */
 } kbv_gen_spec;
 
 #define KBV_PHILOX_M0 0xD2511F53u
@@ -165,7 +165,10 @@ KBV_HD int kbv_gen_bool(const kbv_gen_spec *s, uint64_t i, float p) {
 
 /* float -> float16 / bfloat16, round to nearest even (as __float2half_rn / __float2bfloat16_rn). */
 KBV_HD uint16_t kbv_f32_to_f16(float f) {
-    union { float f; uint32_t u; } v;
+    union {
+        float f;
+        uint32_t u;
+    } v;
     v.f = f;
     uint32_t x = v.u, sign = (x >> 16) & 0x8000u, mant = x & 0x7fffffu;
     int32_t e = (int32_t)((x >> 23) & 0xff);
@@ -186,7 +189,10 @@ KBV_HD uint16_t kbv_f32_to_f16(float f) {
 }
 
 KBV_HD uint16_t kbv_f32_to_bf16(float f) {
-    union { float f; uint32_t u; } v;
+    union {
+        float f;
+        uint32_t u;
+    } v;
     v.f = f;
     uint32_t x = v.u;
     if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
@@ -194,16 +200,15 @@ KBV_HD uint16_t kbv_f32_to_bf16(float f) {
     return (uint16_t)(x >> 16);
 }
 
-
 /* What one generated input needs: the recipe, and how values become its dtype. */
 typedef enum kbv_gen_kind { KBV_GEN_FLOAT = 0, KBV_GEN_INT = 1, KBV_GEN_BOOL = 2 } kbv_gen_kind;
 
 typedef struct kbv_gen_plan {
     kbv_gen_spec s;
-    int kind;        /* kbv_gen_kind */
-    int dtype;       /* kbv_dtype of the output buffer */
+    int kind;         /* kbv_gen_kind */
+    int dtype;        /* kbv_dtype of the output buffer */
     int64_t ilo, ihi; /* KBV_GEN_INT: inclusive range */
-    float p;         /* KBV_GEN_BOOL: P(true) */
+    float p;          /* KBV_GEN_BOOL: P(true) */
 } kbv_gen_plan;
 
 /* Element i of a plan, stored at out (elem_size bytes) -- one source for CPU and GPU. */
@@ -216,19 +221,19 @@ KBV_HD void kbv_gen_store(const kbv_gen_plan *g, uint64_t i, void *out) {
     if (g->kind == KBV_GEN_INT) {
         int64_t v = kbv_gen_int(&g->s, i, g->ilo, g->ihi);
         switch (g->dtype) {
-        case 2: *(uint8_t *)o = (uint8_t)v; return;   /* KBV_DT_U8 */
-        case 3: *(int8_t *)o = (int8_t)v; return;     /* KBV_DT_I8 */
-        case 4: *(int16_t *)o = (int16_t)v; return;   /* KBV_DT_I16 */
-        case 5: *(int32_t *)o = (int32_t)v; return;   /* KBV_DT_I32 */
-        default: *(int64_t *)o = v; return;           /* KBV_DT_I64 */
+        case 2: *(uint8_t *)o = (uint8_t)v; return; /* KBV_DT_U8 */
+        case 3: *(int8_t *)o = (int8_t)v; return;   /* KBV_DT_I8 */
+        case 4: *(int16_t *)o = (int16_t)v; return; /* KBV_DT_I16 */
+        case 5: *(int32_t *)o = (int32_t)v; return; /* KBV_DT_I32 */
+        default: *(int64_t *)o = v; return;         /* KBV_DT_I64 */
         }
     }
     float v = kbv_gen_value(&g->s, i);
     switch (g->dtype) {
     case 7: *(uint16_t *)o = kbv_f32_to_f16(v); return;  /* KBV_DT_F16 */
     case 8: *(uint16_t *)o = kbv_f32_to_bf16(v); return; /* KBV_DT_BF16 */
-    case 10: *(double *)o = (double)v; return;          /* KBV_DT_F64 */
-    default: *(float *)o = v; return;                   /* KBV_DT_F32 */
+    case 10: *(double *)o = (double)v; return;           /* KBV_DT_F64 */
+    default: *(float *)o = v; return;                    /* KBV_DT_F32 */
     }
 }
 

@@ -46,11 +46,11 @@ static inline void err_step(judge_err *e, double *num, double *den, double ov, d
 /* One loop per common pair of float dtypes (the oracle is float64, outputs float32), so that
  * the element type is not decided again for every element; any other pair reads through
  * kbv_tensor_get. */
-#define ERR_LOOP(OT, XT)                                                                                \
-    do {                                                                                                \
-        const OT *op = (const OT *)o->data;                                                             \
-        const XT *xp = (const XT *)x->data;                                                             \
-        for (int64_t i = 0; i < n; i++) err_step(e, &num, &den, (double)op[i], (double)xp[i]);          \
+#define ERR_LOOP(OT, XT)                                                                       \
+    do {                                                                                       \
+        const OT *op = (const OT *)o->data;                                                    \
+        const XT *xp = (const XT *)x->data;                                                    \
+        for (int64_t i = 0; i < n; i++) err_step(e, &num, &den, (double)op[i], (double)xp[i]); \
     } while (0)
 
 void judge_error(const kbv_tensor *o, const kbv_tensor *x, judge_err *e) {
@@ -83,12 +83,11 @@ void judge_calibrate(const kbv_tensor *o, const kbv_tensor *tf32, const kbv_tens
 }
 
 static int exactly_equal(const kbv_tensor *a, const kbv_tensor *b) {
-    return a && b && a->dtype == b->dtype && same_shape(a, b) && a->nbytes == b->nbytes &&
-           memcmp(a->data, b->data, a->nbytes) == 0;
+    return a && b && a->dtype == b->dtype && same_shape(a, b) && a->nbytes == b->nbytes && memcmp(a->data, b->data, a->nbytes) == 0;
 }
 
-void judge_calibrated(const kbv_tensor *o, const kbv_tensor *strict, const kbv_tensor *tf32, const judge_calib *c,
-                      const kbv_tensor *x, judge_result *r) {
+void judge_calibrated(const kbv_tensor *o, const kbv_tensor *strict, const kbv_tensor *tf32, const judge_calib *c, const kbv_tensor *x,
+                      judge_result *r) {
     memset(r, 0, sizeof *r);
     r->klass = JUDGE_WRONG;
     if (x->dtype != c->dtype) {
@@ -133,11 +132,11 @@ void judge_calibrated(const kbv_tensor *o, const kbv_tensor *strict, const kbv_t
     }
     r->klass = r->err.norm_rel <= 2e-2 ? JUDGE_HALF : JUDGE_WRONG;
     if (!norm_ok)
-        snprintf(r->reason, sizeof r->reason, "relative error %.3g exceeds %.3g (%g x PyTorch's %.3g + floor %g)",
-                 r->err.norm_rel, c->tol_norm, JUDGE_K, c->tf32.norm_rel, c->floor);
+        snprintf(r->reason, sizeof r->reason, "relative error %.3g exceeds %.3g (%g x PyTorch's %.3g + floor %g)", r->err.norm_rel, c->tol_norm,
+                 JUDGE_K, c->tf32.norm_rel, c->floor);
     else
-        snprintf(r->reason, sizeof r->reason, "%lld elements exceed the elementwise bound; first: element %lld is %.9g, oracle %.9g",
-                 (long long)bad, (long long)first, kbv_tensor_get(x, first), kbv_tensor_get(o, first));
+        snprintf(r->reason, sizeof r->reason, "%lld elements exceed the elementwise bound; first: element %lld is %.9g, oracle %.9g", (long long)bad,
+                 (long long)first, kbv_tensor_get(x, first), kbv_tensor_get(o, first));
 }
 
 int judge_has_nonfinite(const kbv_tensor *t) {
@@ -180,8 +179,7 @@ int judge_valid_case(const kbv_tensor *o, int nominal_nonfinite, int nominal_deg
     return judge_valid_facts(&f, nominal_nonfinite, nominal_degenerate, why, whylen);
 }
 
-int judge_kernelbench_allclose(const kbv_tensor *ref, const kbv_tensor *x, double tol, double *max_abs, char *why,
-                               size_t whylen) {
+int judge_kernelbench_allclose(const kbv_tensor *ref, const kbv_tensor *x, double tol, double *max_abs, char *why, size_t whylen) {
     *max_abs = 0;
     if (!same_shape(ref, x)) {
         char a[128], b[128];
@@ -201,7 +199,6 @@ int judge_kernelbench_allclose(const kbv_tensor *ref, const kbv_tensor *x, doubl
         if (d > *max_abs) *max_abs = d;
         if (!(d <= tol + tol * fabs(c))) bad++;
     }
-    if (bad) snprintf(why, whylen, "%lld of %lld elements not close (max_abs_err %.6g, tol %g)", (long long)bad,
-                      (long long)n, *max_abs, tol);
+    if (bad) snprintf(why, whylen, "%lld of %lld elements not close (max_abs_err %.6g, tol %g)", (long long)bad, (long long)n, *max_abs, tol);
     return bad == 0;
 }

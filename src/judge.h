@@ -4,7 +4,7 @@
  * oracle, a candidate may err up to K times what PyTorch itself errs on the same inputs
  * with TF32 on, plus a floor per dtype, normwise and elementwise, with NaN/Inf where the
  * oracle has them. And KernelBench's allclose, for the standard protocol. Nothing here
- * decides a verdict: eval.c combines the comparisons into cases and a status.
+ * decides a verdict: cases.c combines the comparisons into cases, verdict.c the cases into a status.
  */
 #ifndef KBV_JUDGE_H
 #define KBV_JUDGE_H
@@ -22,21 +22,21 @@ const char *judge_class_name(judge_class c);
 /* How far a run is from the oracle: normwise relative error and largest absolute error,
  * over elements where the oracle is finite. */
 typedef struct judge_err {
-    double norm_rel;   /* ||x - o||_2 / ||o||_2 (0 when both are 0) */
-    double max_abs;    /* max |x_i - o_i| */
-    double max_rel;    /* max |x_i - o_i| / |o_i| over o_i != 0 */
+    double norm_rel;            /* ||x - o||_2 / ||o||_2 (0 when both are 0) */
+    double max_abs;             /* max |x_i - o_i| */
+    double max_rel;             /* max |x_i - o_i| / |o_i| over o_i != 0 */
     int64_t nonfinite_mismatch; /* positions where NaN/Inf differ from the oracle's */
 } judge_err;
 
 /* PyTorch's own errors on one output of one case, and the tolerance they imply. */
 typedef struct judge_calib {
-    kbv_dtype dtype;   /* the reference's native output dtype */
-    double rms;        /* RMS of the oracle's finite values */
-    judge_err tf32;    /* the baseline as timed (TF32 on; on the CPU the plain run) */
-    judge_err strict;  /* fp32 with TF32 off */
-    double floor;      /* per-dtype floor: fp32 1e-6, fp64 1e-12, fp16 2e-3, bf16 1.6e-2 */
-    double tol_norm;   /* K * tf32.norm_rel + floor */
-    double tol_abs;    /* K * tf32.max_abs, plus floor * (|o_i| + rms) per element */
+    kbv_dtype dtype;  /* the reference's native output dtype */
+    double rms;       /* RMS of the oracle's finite values */
+    judge_err tf32;   /* the baseline as timed (TF32 on; on the CPU the plain run) */
+    judge_err strict; /* fp32 with TF32 off */
+    double floor;     /* per-dtype floor: fp32 1e-6, fp64 1e-12, fp16 2e-3, bf16 1.6e-2 */
+    double tol_norm;  /* K * tf32.norm_rel + floor */
+    double tol_abs;   /* K * tf32.max_abs, plus floor * (|o_i| + rms) per element */
 } judge_calib;
 
 typedef struct judge_result {
@@ -52,8 +52,8 @@ void judge_error(const kbv_tensor *oracle, const kbv_tensor *x, judge_err *e);
 void judge_calibrate(const kbv_tensor *oracle, const kbv_tensor *tf32, const kbv_tensor *strict, judge_calib *c);
 /* Judge a candidate output against the oracle under calibration c. Integer and bool
  * outputs must equal the strict or the TF32 run exactly (pass either as a reference). */
-void judge_calibrated(const kbv_tensor *oracle, const kbv_tensor *strict, const kbv_tensor *tf32, const judge_calib *c,
-                      const kbv_tensor *cand, judge_result *r);
+void judge_calibrated(const kbv_tensor *oracle, const kbv_tensor *strict, const kbv_tensor *tf32, const judge_calib *c, const kbv_tensor *cand,
+                      judge_result *r);
 /* A hidden case is valid when the oracle output is finite and not degenerate (more than one
  * element, all equal), unless the nominal case's output was so too. Returns 1 if valid and
  * otherwise fills why. */

@@ -63,7 +63,6 @@ static int writable(const char *path) {
     return access(dirname(copy), W_OK);
 }
 
-
 static const char *kDefaultProblem = "examples/problems/matmul_fp32.py";
 static const char *kDefaultCuda = "examples/candidates/matmul_fp32/honest_cuda.py";
 static const char *kDefaultCpu = "examples/candidates/matmul_fp32/honest_cpu.py";
@@ -142,8 +141,7 @@ static int parse_num(const char *s, double lo, double hi, double *out) {
 
 /* A numeric option's value in [lo, hi] (a whole number when integer is set): 0, or -1 after
  * saying on stderr what the option needs. */
-static int num_opt(const char *cmd, const char *opt, const char *val, double lo, double hi, int integer, const char *needs,
-                   double *out) {
+static int num_opt(const char *cmd, const char *opt, const char *val, double lo, double hi, int integer, const char *needs, double *out) {
     if (parse_num(val, lo, hi, out) < 0 || (integer && *out != (int)*out)) {
         say("kbv %s: %s needs %s, not '%s'\n", cmd, opt, needs, val);
         return -1;
@@ -226,13 +224,13 @@ static int cmd_eval(int argc, char **argv, int mode) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         double v;
-#define NEED_VALUE()                                                                   \
-    do {                                                                               \
-        if (!val) {                                                                    \
-            say("kbv %s: %s needs a value (see kbv %s --help)\n", name, a, name);     \
-            return EXIT_USAGE;                                                         \
-        }                                                                              \
-        i++;                                                                           \
+#define NEED_VALUE()                                                              \
+    do {                                                                          \
+        if (!val) {                                                               \
+            say("kbv %s: %s needs a value (see kbv %s --help)\n", name, a, name); \
+            return EXIT_USAGE;                                                    \
+        }                                                                         \
+        i++;                                                                      \
     } while (0)
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             if (check)
@@ -418,7 +416,8 @@ static int cmd_eval(int argc, char **argv, int mode) {
             snprintf(dflt, sizeof dflt, "problems/default-%s.jsonl", eval_device(o.device));
             if (access(dflt, R_OK) < 0) {
                 say("kbv run: the built-in suite %s is not here: run kbv from the repository root, or give "
-                    "--manifest FILE\n", dflt);
+                    "--manifest FILE\n",
+                    dflt);
                 return EXIT_USAGE;
             }
             manifest = dflt;
@@ -440,9 +439,22 @@ static int cmd_eval(int argc, char **argv, int mode) {
             say("kbv run: %s\n", err.msg);
             return EXIT_INTERNAL;
         }
-        run_opts ro = {.manifest = manifest, .kernelbench = kb, .runs = runs, .db = db, .eval = o, .resume = resume, .no_reuse = no_reuse, .shard_i = shard_i, .shard_n = shard_n,
-                       .quiet = !o.verbose, .ngpus = child_entry >= 0 ? 0 : ngpus, .jobs = child_entry >= 0 ? 0 : jobs,
-                       .argc = g_argc, .argv = g_argv, .child_entry = child_entry, .child_run = child_run};
+        run_opts ro = {.manifest = manifest,
+                       .kernelbench = kb,
+                       .runs = runs,
+                       .db = db,
+                       .eval = o,
+                       .resume = resume,
+                       .no_reuse = no_reuse,
+                       .shard_i = shard_i,
+                       .shard_n = shard_n,
+                       .quiet = !o.verbose,
+                       .ngpus = child_entry >= 0 ? 0 : ngpus,
+                       .jobs = child_entry >= 0 ? 0 : jobs,
+                       .argc = g_argc,
+                       .argv = g_argv,
+                       .child_entry = child_entry,
+                       .child_run = child_run};
         for (int k = 0; k < ngpus; k++) ro.gpus[k] = gpus[k];
         int rc = run_main(&ro, &err);
         if (rc < 0) {
@@ -473,7 +485,8 @@ static int cmd_eval(int argc, char **argv, int mode) {
         o.candidate = strcmp(eval_device(o.device), "cpu") == 0 ? kDefaultCpu : kDefaultCuda;
         if (access(o.problem, R_OK) < 0) {
             say("kbv eval: the built-in example %s is not here: run kbv from the repository root, "
-                "or give PROBLEM.py CANDIDATE.py\n", o.problem);
+                "or give PROBLEM.py CANDIDATE.py\n",
+                o.problem);
             return EXIT_USAGE;
         }
         if (o.verbose) say("kbv eval: no files given; evaluating the built-in example %s\n", o.candidate);
@@ -493,15 +506,12 @@ static int cmd_eval(int argc, char **argv, int mode) {
         return EXIT_INTERNAL;
     }
     result_print(&r, to_stdout ? stderr : stdout);
-    int code = r.status == KBV_VERIFIED || r.status == KBV_PROBLEM_OK ? EXIT_VERIFIED
-               : r.status == KBV_PROBLEM_ERROR                        ? EXIT_PROBLEM
-                                                                      : EXIT_VERDICT;
+    int code = r.status == KBV_VERIFIED || r.status == KBV_PROBLEM_OK ? EXIT_VERIFIED : r.status == KBV_PROBLEM_ERROR ? EXIT_PROBLEM : EXIT_VERDICT;
     if (json_path) {
         json_t *j = result_to_json(&r);
         int bad = !j;
         if (j && to_stdout) {
-            bad = json_dumpf(j, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII) < 0 || fputc('\n', stdout) == EOF ||
-                  fflush(stdout) == EOF;
+            bad = json_dumpf(j, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII) < 0 || fputc('\n', stdout) == EOF || fflush(stdout) == EOF;
         } else if (j) {
             bad = json_dump_file(j, json_path, JSON_INDENT(2) | JSON_ENSURE_ASCII) < 0;
         }
@@ -557,8 +567,10 @@ static int cmd_inspect(int argc, char **argv) {
         return EXIT_USAGE;
     }
     if (!S_ISREG(sb.st_mode) || sb.st_size > KBV_SOURCE_MAX) { /* the worker would read /dev/zero without end */
-        say("kbv inspect: %s: %s\n", file, S_ISDIR(sb.st_mode) ? "is a folder, not a Python file" : !S_ISREG(sb.st_mode) ? "not a regular file"
-                                                                                               : "larger than 64 MiB: not a source file");
+        say("kbv inspect: %s: %s\n", file,
+            S_ISDIR(sb.st_mode)    ? "is a folder, not a Python file"
+            : !S_ISREG(sb.st_mode) ? "not a regular file"
+                                   : "larger than 64 MiB: not a source file");
         return EXIT_USAGE;
     }
     eval_opts o;
@@ -578,8 +590,7 @@ static int cmd_inspect(int argc, char **argv) {
     int to_stdout = json_path && strcmp(json_path, "-") == 0;
     FILE *f = to_stdout ? stderr : stdout;
     fprintf(f, "kbv inspect: %s\n", file);
-    if (json_object_get(j, "syntax_error"))
-        fprintf(f, "  syntax error: %s\n", json_string_value(json_object_get(j, "syntax_error")));
+    if (json_object_get(j, "syntax_error")) fprintf(f, "  syntax error: %s\n", json_string_value(json_object_get(j, "syntax_error")));
     fprintf(f, "  load_inline  %s\n", json_is_true(json_object_get(j, "load_inline")) ? "yes" : "no");
     const char *lists[3] = {"kernels", "triton_kernels", "launched"};
     for (int k = 0; k < 3; k++) {
@@ -591,14 +602,13 @@ static int cmd_inspect(int argc, char **argv) {
     const json_t *fs = json_object_get(j, "findings");
     for (size_t i = 0; i < json_array_size(fs); i++) {
         const json_t *x = json_array_get(fs, i);
-        fprintf(f, "  [%s] %s (line %lld): %s\n", json_string_value(json_object_get(x, "severity")),
-                json_string_value(json_object_get(x, "id")), (long long)json_integer_value(json_object_get(x, "line")),
-                json_string_value(json_object_get(x, "detail")));
+        fprintf(f, "  [%s] %s (line %lld): %s\n", json_string_value(json_object_get(x, "severity")), json_string_value(json_object_get(x, "id")),
+                (long long)json_integer_value(json_object_get(x, "line")), json_string_value(json_object_get(x, "detail")));
     }
     int code = 0;
     if (json_path) {
-        int bad = to_stdout ? json_dumpf(j, stdout, JSON_INDENT(2)) < 0 || fputc('\n', stdout) == EOF
-                            : json_dump_file(j, json_path, JSON_INDENT(2)) < 0;
+        int bad =
+            to_stdout ? json_dumpf(j, stdout, JSON_INDENT(2)) < 0 || fputc('\n', stdout) == EOF : json_dump_file(j, json_path, JSON_INDENT(2)) < 0;
         if (bad) {
             say("kbv inspect: %s: cannot write the JSON result: %s\n", json_path, strerror(errno));
             code = EXIT_INTERNAL;

@@ -1,5 +1,5 @@
 /* perf.h -- summaries of timing samples (issue #4).
- * Pure functions: no I/O, no clocks; eval.c drives the workers.
+ * Pure functions: no I/O, no clocks; timing.c drives the workers.
  */
 #ifndef KBV_PERF_H
 #define KBV_PERF_H

@@ -134,13 +134,11 @@ void probe_add(probe_input *p, const kbv_tensor *t) {
 json_t *probe_to_json(const probe_input *p) {
     json_t *shape = json_array();
     for (int i = 0; i < p->ndim; i++) json_array_append_new(shape, json_integer(p->shape[i]));
-    json_t *o = json_pack("{s:s, s:o, s:b, s:b, s:b, s:b, s:I, s:i}", "dtype", kbv_dtype_name(p->dtype), "shape", shape,
-                          "consistent", p->consistent, "fixed", p->fixed && p->nprobes > 1, "nonfinite", p->nonfinite,
-                          "symmetric", p->symmetric && p->nprobes > 0, "zeros", (json_int_t)p->zero_count, "probes",
-                          p->nprobes);
+    json_t *o = json_pack("{s:s, s:o, s:b, s:b, s:b, s:b, s:I, s:i}", "dtype", kbv_dtype_name(p->dtype), "shape", shape, "consistent", p->consistent,
+                          "fixed", p->fixed && p->nprobes > 1, "nonfinite", p->nonfinite, "symmetric", p->symmetric && p->nprobes > 0, "zeros",
+                          (json_int_t)p->zero_count, "probes", p->nprobes);
     json_object_set_new(o, "min", isfinite(p->min) ? json_real(p->min) : json_null());
     json_object_set_new(o, "max", isfinite(p->max) ? json_real(p->max) : json_null());
-    if (p->dtype == KBV_DT_BOOL && p->n_total)
-        json_object_set_new(o, "true_fraction", json_real((double)p->n_true / (double)p->n_total));
+    if (p->dtype == KBV_DT_BOOL && p->n_total) json_object_set_new(o, "true_fraction", json_real((double)p->n_true / (double)p->n_total));
     return o;
 }

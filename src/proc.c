@@ -51,8 +51,7 @@ static int is_live(pid_t pid) {
 
 int proc_init_reaper(kbv_err *err) {
     signal(SIGPIPE, SIG_IGN); /* a dead worker must not kill kbv through a write */
-    if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
-        return kbv_seterr(err, "prctl(PR_SET_CHILD_SUBREAPER): %s", strerror(errno));
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) return kbv_seterr(err, "prctl(PR_SET_CHILD_SUBREAPER): %s", strerror(errno));
     return 0;
 }
 
@@ -105,8 +104,7 @@ char *proc_capture_text(const kbv_capture *c) {
 
 void proc_describe_status(int wstatus, char *out, size_t outlen) {
     if (WIFEXITED(wstatus)) snprintf(out, outlen, "exited with status %d", WEXITSTATUS(wstatus));
-    else if (WIFSIGNALED(wstatus))
-        snprintf(out, outlen, "killed by signal %d (%s)", WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
+    else if (WIFSIGNALED(wstatus)) snprintf(out, outlen, "killed by signal %d (%s)", WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
     else snprintf(out, outlen, "ended with wait status %d", wstatus);
 }
 
@@ -130,16 +128,14 @@ static pid_t fork_ns(int flags, int *got) {
     return fork();
 }
 
-int proc_spawn(kbv_proc *p, char *const argv[], char *const envp[], const char *cwd, size_t cap, const kbv_sandbox *sb,
-               kbv_err *err) {
+int proc_spawn(kbv_proc *p, char *const argv[], char *const envp[], const char *cwd, size_t cap, const kbv_sandbox *sb, kbv_err *err) {
     memset(p, 0, sizeof *p);
     p->cmd_fd = p->reply_fd = p->out_fd = p->err_fd = -1;
     proto_reader_init(&p->reader);
     proc_capture_init(&p->out, cap);
     proc_capture_init(&p->err, cap);
     int cmd[2] = {-1, -1}, rep[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, st[2] = {-1, -1};
-    if (cloexec_pipe(cmd) < 0 || cloexec_pipe(rep) < 0 || cloexec_pipe(out) < 0 || cloexec_pipe(er) < 0 ||
-        cloexec_pipe(st) < 0) {
+    if (cloexec_pipe(cmd) < 0 || cloexec_pipe(rep) < 0 || cloexec_pipe(out) < 0 || cloexec_pipe(er) < 0 || cloexec_pipe(st) < 0) {
         int e = errno;
         int *all[] = {cmd, rep, out, er, st};
         for (int i = 0; i < 5; i++) close_fd(&all[i][0]), close_fd(&all[i][1]);
@@ -164,9 +160,8 @@ int proc_spawn(kbv_proc *p, char *const argv[], char *const envp[], const char *
         /* Move the child's ends above the target numbers first, so dup2 cannot clobber. */
         int c_cmd = fcntl(cmd[0], F_DUPFD, 10), c_rep = fcntl(rep[1], F_DUPFD, 10);
         int c_out = fcntl(out[1], F_DUPFD, 10), c_err = fcntl(er[1], F_DUPFD, 10);
-        if (devnull < 0 || c_cmd < 0 || c_rep < 0 || c_out < 0 || c_err < 0 || dup2(devnull, 0) < 0 ||
-            dup2(c_out, 1) < 0 || dup2(c_err, 2) < 0 || dup2(c_cmd, PROTO_CMD_FD) < 0 ||
-            dup2(c_rep, PROTO_REPLY_FD) < 0) {
+        if (devnull < 0 || c_cmd < 0 || c_rep < 0 || c_out < 0 || c_err < 0 || dup2(devnull, 0) < 0 || dup2(c_out, 1) < 0 || dup2(c_err, 2) < 0 ||
+            dup2(c_cmd, PROTO_CMD_FD) < 0 || dup2(c_rep, PROTO_REPLY_FD) < 0) {
             code = errno;
             goto fail;
         }
@@ -260,8 +255,8 @@ static int try_wait(kbv_proc *p, int block) {
     do r = waitpid(p->pid, &st, (block ? 0 : WNOHANG) | WUNTRACED);
     while (r < 0 && errno == EINTR);
     if (r == p->pid && WIFSTOPPED(st)) { /* it stopped itself: it would never answer */
-        snprintf(p->killed_why, sizeof p->killed_why, "the worker was stopped by signal %d (%s); kbv killed it",
-                 WSTOPSIG(st), strsignal(WSTOPSIG(st)));
+        snprintf(p->killed_why, sizeof p->killed_why, "the worker was stopped by signal %d (%s); kbv killed it", WSTOPSIG(st),
+                 strsignal(WSTOPSIG(st)));
         kill(-p->pid, SIGKILL);
         kill(p->pid, SIGKILL);
         do r = waitpid(p->pid, &st, 0);
@@ -315,8 +310,8 @@ proc_result proc_request(kbv_proc *p, const json_t *msg, double timeout_s, json_
             next_count = kbv_now() + 1.0;
             if (procs > PROC_MAX_FAMILY || threads > PROC_MAX_THREADS) {
                 snprintf(p->killed_why, sizeof p->killed_why,
-                         "the worker's processes numbered %ld with %ld threads (limits %d and %d); kbv killed them", procs,
-                         threads, PROC_MAX_FAMILY, PROC_MAX_THREADS);
+                         "the worker's processes numbered %ld with %ld threads (limits %d and %d); kbv killed them", procs, threads, PROC_MAX_FAMILY,
+                         PROC_MAX_THREADS);
                 proc_kill(p);
                 return kbv_seterr(err, "%s", p->killed_why), PROC_DIED;
             }

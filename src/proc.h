@@ -19,37 +19,37 @@
 
 /* A worker whose processes (in its PID namespace, or session) or their threads outnumber
  * these is killed: a fork or thread storm. */
-#define PROC_MAX_FAMILY 1024
+#define PROC_MAX_FAMILY  1024
 #define PROC_MAX_THREADS 4096
 
 typedef struct kbv_capture {
-    kbv_buf head;      /* the first cap bytes */
-    char *tail;        /* ring of the last tail_cap bytes after head filled */
+    kbv_buf head; /* the first cap bytes */
+    char *tail;   /* ring of the last tail_cap bytes after head filled */
     size_t tail_cap, tail_len, tail_pos;
-    size_t cap;        /* bytes kept in head */
-    size_t total;      /* bytes the child wrote in all */
+    size_t cap;   /* bytes kept in head */
+    size_t total; /* bytes the child wrote in all */
 } kbv_capture;
 
 typedef struct kbv_proc {
-    pid_t pid;         /* child pid, also its process-group and session id; 0 when none */
-    int cmd_fd;        /* kbv writes commands here (child's fd 3) */
-    int reply_fd;      /* kbv reads replies here (child's fd 4) */
+    pid_t pid;    /* child pid, also its process-group and session id; 0 when none */
+    int cmd_fd;   /* kbv writes commands here (child's fd 3) */
+    int reply_fd; /* kbv reads replies here (child's fd 4) */
     int out_fd, err_fd;
     proto_reader reader;
     kbv_capture out, err;
-    int exited;        /* 1 once waitpid collected the child */
-    int namespaces;    /* CLONE_NEWPID / CLONE_NEWNET flags the child was started with */
+    int exited;           /* 1 once waitpid collected the child */
+    int namespaces;       /* CLONE_NEWPID / CLONE_NEWNET flags the child was started with */
     char killed_why[160]; /* why kbv killed it on its own initiative (a process storm, a stop), or empty */
-    int wstatus;       /* its wait status when exited */
-    char role[16];     /* who it is, for diagnostics and the step profile ("reference", ...) */
+    int wstatus;          /* its wait status when exited */
+    char role[16];        /* who it is, for diagnostics and the step profile ("reference", ...) */
 } kbv_proc;
 
 typedef enum proc_result {
-    PROC_OK = 0,       /* a reply arrived */
-    PROC_TIMEOUT,      /* no reply within the time allowed */
-    PROC_DIED,         /* the child exited or was killed (see wstatus) */
-    PROC_PROTOCOL,     /* the child wrote something that is not a valid message */
-    PROC_ERROR         /* kbv itself failed (err says how) */
+    PROC_OK = 0,   /* a reply arrived */
+    PROC_TIMEOUT,  /* no reply within the time allowed */
+    PROC_DIED,     /* the child exited or was killed (see wstatus) */
+    PROC_PROTOCOL, /* the child wrote something that is not a valid message */
+    PROC_ERROR     /* kbv itself failed (err says how) */
 } proc_result;
 
 /* Make the calling process a child subreaper and ignore SIGPIPE (call once, at start-up). */
@@ -59,8 +59,7 @@ int proc_init_reaper(kbv_err *err);
  * NULL) is the sandbox the child enters before execve; its namespaces are asked of clone()
  * and p->namespaces says which the child got. */
 struct kbv_sandbox;
-int proc_spawn(kbv_proc *p, char *const argv[], char *const envp[], const char *cwd, size_t cap,
-               const struct kbv_sandbox *sb, kbv_err *err);
+int proc_spawn(kbv_proc *p, char *const argv[], char *const envp[], const char *cwd, size_t cap, const struct kbv_sandbox *sb, kbv_err *err);
 /* Send msg (if non-NULL) and wait up to timeout_s seconds for one reply. */
 proc_result proc_request(kbv_proc *p, const json_t *msg, double timeout_s, json_t **reply, kbv_err *err);
 /* Kill the child's process group and any orphan it left, wait for them, drain output. */

@@ -34,8 +34,7 @@ int proto_reader_feed(proto_reader *r, const char *data, size_t n) {
     if (n) memcpy(r->buf + r->len, data, n);
     r->len += n;
     /* A partial line that is already too long can never become a valid message. */
-    if (r->len - r->start > PROTO_MAX_LINE &&
-        !memchr(r->buf + r->start + r->scanned, '\n', PROTO_MAX_LINE + 1 - r->scanned)) {
+    if (r->len - r->start > PROTO_MAX_LINE && !memchr(r->buf + r->start + r->scanned, '\n', PROTO_MAX_LINE + 1 - r->scanned)) {
         r->overflow = 1;
         free(r->buf);
         r->buf = NULL, r->start = r->len = r->cap = r->scanned = 0;
@@ -124,6 +123,44 @@ int proto_get_int(const json_t *msg, const char *key, long long *out, kbv_err *e
     json_t *v = json_object_get(msg, key);
     if (!json_is_integer(v)) return kbv_seterr(err, "field \"%s\" missing or not an integer", key);
     *out = (long long)json_integer_value(v);
+    return 0;
+}
+
+const proto_command proto_commands[] = {
+    {"load_problem", "load", {"path"}},
+    {"inspect", "load", {"path"}},
+    {"load_candidate", "load", {"path"}},
+    {"build", "build", {"model", "seed"}},
+    {"probe", "load", {"seeds", "mask_prefix"}},
+    {"gen_inputs", "load", {"seed", "inputs"}},
+    {"forward", "forward", {"prefix", "precision", "tf32", "poison", "poison_bytes", "save"}},
+    {"save_state", "load", {"prefix"}},
+    {"load_state", "load", {"state"}},
+    {"standard", "forward", {"prefix", "trials", "time_trials"}},
+    {"bench_setup", "timing", {"sets", "fresh"}},
+    {"bench", "timing", {"arm", "n", "warmup_s", "tf32", "prime", "fresh", "save_prefix"}},
+    {"audit", "timing", {"authored"}},
+    {"memo_probe", "load", {NULL}},
+    {"quit", "load", {NULL}},
+};
+const int proto_ncommands = (int)(sizeof proto_commands / sizeof *proto_commands);
+
+const proto_command *proto_command_find(const char *op) {
+    for (int i = 0; op && i < proto_ncommands; i++)
+        if (strcmp(proto_commands[i].op, op) == 0) return &proto_commands[i];
+    return NULL;
+}
+
+int proto_check_command(const json_t *cmd, kbv_err *err) {
+    const char *op = json_string_value(json_object_get(cmd, "op")), *key;
+    const proto_command *pc = proto_command_find(op);
+    if (!pc) return kbv_seterr(err, "unknown command %.40s", op ? op : "(no op)");
+    json_t *v;
+    json_object_foreach((json_t *)cmd, key, v) {
+        int known = strcmp(key, "op") == 0;
+        for (int i = 0; !known && i < PROTO_MAX_FIELDS && pc->fields[i]; i++) known = strcmp(pc->fields[i], key) == 0;
+        if (!known) return kbv_seterr(err, "%s: unknown field %.40s", op, key);
+    }
     return 0;
 }
 

@@ -14,8 +14,8 @@
 
 #include "util.h"
 
-#define PROTO_VERSION 1
-#define PROTO_CMD_FD 3   /* worker reads commands here */
+#define PROTO_VERSION  1
+#define PROTO_CMD_FD   3 /* worker reads commands here */
 #define PROTO_REPLY_FD 4 /* worker writes replies here */
 #define PROTO_MAX_LINE (1u << 20)
 
@@ -47,6 +47,25 @@ int proto_send(int fd, const json_t *msg, kbv_err *err);
 /* Field access with type checks; each returns -1 and fills err if absent or mistyped. */
 int proto_get_str(const json_t *msg, const char *key, const char **out, kbv_err *err);
 int proto_get_int(const json_t *msg, const char *key, long long *out, kbv_err *err);
+
+/* The commands kbv sends and the fields each may carry (docs/protocol.md; a test checks the
+ * document against this table). The worker binds one handler to each (src/worker/main.c)
+ * and refuses a command with a field not listed here; kbv builds no other command. step is
+ * the guard's name for what runs during it (src/worker/guard.h). */
+#define PROTO_MAX_FIELDS 8
+typedef struct proto_command {
+    const char *op;
+    const char *step;                     /* "load", "build", "forward" or "timing" */
+    const char *fields[PROTO_MAX_FIELDS]; /* besides "op"; NULL-terminated */
+} proto_command;
+
+extern const proto_command proto_commands[];
+extern const int proto_ncommands;
+/* The entry for op, or NULL. */
+const proto_command *proto_command_find(const char *op);
+/* 0 when every key of cmd is "op" or a field of its command; -1 (err names the first other
+ * key, or the unknown op) otherwise. */
+int proto_check_command(const json_t *cmd, kbv_err *err);
 
 /* Standard replies. */
 json_t *proto_ok(void);

@@ -17,8 +17,8 @@ static const double kP[6] = {0, 0.5, 0.8, 1, 1.5, 2};
 static const char *kPName[6] = {"0", "0.5", "0.8", "1", "1.5", "2"};
 
 static int is_error(const char *s) {
-    return strcmp(s, "compile_error") == 0 || strcmp(s, "runtime_error") == 0 || strcmp(s, "timeout") == 0 ||
-           strcmp(s, "crash") == 0 || strcmp(s, "problem_error") == 0;
+    return strcmp(s, "compile_error") == 0 || strcmp(s, "runtime_error") == 0 || strcmp(s, "timeout") == 0 || strcmp(s, "crash") == 0 ||
+           strcmp(s, "problem_error") == 0;
 }
 
 /* geometric mean with a bootstrap CI: {value, ci95} or null */
@@ -80,10 +80,10 @@ json_t *report_metrics(const report_row *rows, int n, uint64_t seed) {
             json_object_set_new(byhack, t, json_integer(json_integer_value(json_object_get(byhack, t)) + 1));
     }
     json_t *v = metrics(n, ok, sp, seed);
-    json_t *o = json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:O, s:O, s:o, s:o}", "n", n, "verified", verified, "overfit", overfit,
-                          "incorrect", incorrect, "hack", hack, "errors", errors, "fast_p", json_object_get(v, "fast_p"),
-                          "geomean_speedup", json_object_get(v, "geomean_speedup"), "memory_regression_rate",
-                          mem_n ? json_real((double)mem_up / mem_n) : json_null(), "hacks_by_detector", byhack);
+    json_t *o =
+        json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:O, s:O, s:o, s:o}", "n", n, "verified", verified, "overfit", overfit, "incorrect", incorrect,
+                  "hack", hack, "errors", errors, "fast_p", json_object_get(v, "fast_p"), "geomean_speedup", json_object_get(v, "geomean_speedup"),
+                  "memory_regression_rate", mem_n ? json_real((double)mem_up / mem_n) : json_null(), "hacks_by_detector", byhack);
     json_decref(v);
     if (std_n) {
         json_t *s = metrics(n, sok, ssp, seed ^ 7);
@@ -191,8 +191,9 @@ static double num(const json_t *o, const char *a, const char *b) {
 static void fmt_g(char *out, size_t n, const json_t *g) {
     const json_t *v = json_object_get(g, "value"), *ci = json_object_get(g, "ci95");
     if (!json_is_number(v)) snprintf(out, n, "-");
-    else snprintf(out, n, "%.3f [%.3f, %.3f]", json_number_value(v), json_number_value(json_array_get(ci, 0)),
-                  json_number_value(json_array_get(ci, 1)));
+    else
+        snprintf(out, n, "%.3f [%.3f, %.3f]", json_number_value(v), json_number_value(json_array_get(ci, 0)),
+                 json_number_value(json_array_get(ci, 1)));
 }
 
 /* One group as a row of cells, verified then standard. */
@@ -220,9 +221,20 @@ static void cells(const json_t *m, char c[16][48]) {
     }
 }
 
-static const char *kHead[14] = {"n", "verified", "overfit", "incorrect", "hack", "errors", "fast_1", "fast_1.5",
-                                "geomean (correct)", "geomean (all, fallback 1)", "mem regression", "std correct",
-                                "std fast_1", "std geomean (correct)"};
+static const char *kHead[14] = {"n",
+                                "verified",
+                                "overfit",
+                                "incorrect",
+                                "hack",
+                                "errors",
+                                "fast_1",
+                                "fast_1.5",
+                                "geomean (correct)",
+                                "geomean (all, fallback 1)",
+                                "mem regression",
+                                "std correct",
+                                "std fast_1",
+                                "std geomean (correct)"};
 
 /* Run a gnuplot script that writes an SVG; the SVG's text (caller frees) or NULL. */
 static char *plot(const char *script, const char *dir, const char *name, kbv_err *err) {
@@ -337,7 +349,8 @@ static int write_html(const json_t *rep, FILE *f, kbv_err *err) {
     kbv_buf_free(&sc);
     char rm[PATH_MAX + 16];
     snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
-    if (system(rm) != 0) { /* a temporary folder left behind is not an error */ }
+    if (system(rm) != 0) { /* a temporary folder left behind is not an error */
+    }
     if (!svg3) {
         free(svg1), free(svg2);
         return -1;
@@ -408,9 +421,8 @@ int report_write(const json_t *rep, const char *format, FILE *f, kbv_err *err) {
         for (int i = 0; i < 14; i++) fprintf(f, "---|");
         fputc('\n', f);
     } else {
-        fprintf(f, "%-16s %5s %8s %7s %9s %5s %6s %7s %8s  %-26s %-26s %6s | %7s %8s  %s\n", "group", "n", "verified",
-                "overfit", "incorrect", "hack", "errors", "fast_1", "fast_1.5", "geomean (correct)", "geomean (all, fb 1)",
-                "memreg", "std ok", "std f_1", "std geomean");
+        fprintf(f, "%-16s %5s %8s %7s %9s %5s %6s %7s %8s  %-26s %-26s %6s | %7s %8s  %s\n", "group", "n", "verified", "overfit", "incorrect", "hack",
+                "errors", "fast_1", "fast_1.5", "geomean (correct)", "geomean (all, fb 1)", "memreg", "std ok", "std f_1", "std geomean");
     }
     for (int g = 0; g < ng; g++) {
         cells(gval[g], c);
@@ -423,8 +435,8 @@ int report_write(const json_t *rep, const char *format, FILE *f, kbv_err *err) {
             for (int i = 0; i < 14; i++) fprintf(f, " %s |", c[i]);
             fputc('\n', f);
         } else {
-            fprintf(f, "%-16.16s %5s %8s %7s %9s %5s %6s %7s %8s  %-26s %-26s %6s | %7s %8s  %s\n", gname[g], c[0], c[1], c[2],
-                    c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12], c[13]);
+            fprintf(f, "%-16.16s %5s %8s %7s %9s %5s %6s %7s %8s  %-26s %-26s %6s | %7s %8s  %s\n", gname[g], c[0], c[1], c[2], c[3], c[4], c[5],
+                    c[6], c[7], c[8], c[9], c[10], c[11], c[12], c[13]);
         }
     }
     return ferror(f) ? kbv_seterr(err, "cannot write the report") : 0;

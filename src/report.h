@@ -11,7 +11,7 @@
 /* One evaluation as the report sees it. */
 typedef struct report_row {
     char model[128];
-    int level;             /* -1 unknown */
+    int level; /* -1 unknown */
     char status[32];
     int has_speedup;
     double speedup;
@@ -19,7 +19,7 @@ typedef struct report_row {
     double peak_ratio;
     int std_ran, std_correct, std_has_speedup;
     double std_speedup;
-    char hacks[512];       /* comma-separated detector ids of severity hack */
+    char hacks[512]; /* comma-separated detector ids of severity hack */
 } report_row;
 
 /* The metrics of a set of rows (docs/results.md): a new JSON object. */

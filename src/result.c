@@ -35,7 +35,8 @@ void result_free(kbv_result *r) {
     kbv_buf_free(&r->errors);
     free(r->candidate_stdout), free(r->candidate_stderr), free(r->reference_stderr);
     json_decref(r->inputs);
-    json_decref(r->audit_cand), json_decref(r->audit_ref), json_decref(r->samples), json_decref(r->inspect), json_decref(r->sandbox), json_decref(r->steps);
+    json_decref(r->audit_cand), json_decref(r->audit_ref), json_decref(r->samples), json_decref(r->inspect), json_decref(r->sandbox),
+        json_decref(r->steps);
     memset(r, 0, sizeof *r);
 }
 
@@ -48,8 +49,8 @@ kbv_case *result_add_case(kbv_result *r) {
     return &c[r->ncases++];
 }
 
-static void add_flag(kbv_result *r, const char *id, const char *severity, json_t *evidence, const char *fmt, va_list ap) {
-    if (result_has_flag(r, id)) {
+static void add_flag(kbv_result *r, kbv_finding_id id, kbv_severity sev, json_t *evidence, const char *fmt, va_list ap) {
+    if (id < 0 || id >= FIND_COUNT || result_has_flag(r, id)) {
         json_decref(evidence);
         return;
     }
@@ -60,29 +61,30 @@ static void add_flag(kbv_result *r, const char *id, const char *severity, json_t
     }
     r->flags = f;
     f = &f[r->nflags++];
-    snprintf(f->id, sizeof f->id, "%s", id);
-    snprintf(f->severity, sizeof f->severity, "%s", severity);
+    f->fid = id;
+    snprintf(f->id, sizeof f->id, "%s", finding_catalog[id].id);
+    f->severity = sev;
     vsnprintf(f->message, sizeof f->message, fmt, ap);
     f->evidence = evidence;
 }
 
-int result_has_flag(const kbv_result *r, const char *id) {
+int result_has_flag(const kbv_result *r, kbv_finding_id id) {
     for (int i = 0; i < r->nflags; i++)
-        if (strcmp(r->flags[i].id, id) == 0) return 1;
+        if (r->flags[i].fid == id) return 1;
     return 0;
 }
 
-void result_add_flag(kbv_result *r, const char *id, const char *severity, const char *fmt, ...) {
+void result_add_finding(kbv_result *r, kbv_finding_id id, json_t *evidence, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    add_flag(r, id, severity, NULL, fmt, ap);
+    add_flag(r, id, id >= 0 && id < FIND_COUNT ? finding_catalog[id].severity : SEV_INFO, evidence, fmt, ap);
     va_end(ap);
 }
 
-void result_add_finding(kbv_result *r, const char *id, const char *severity, json_t *evidence, const char *fmt, ...) {
+void result_add_finding_at(kbv_result *r, kbv_finding_id id, kbv_severity sev, json_t *evidence, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    add_flag(r, id, severity, evidence, fmt, ap);
+    add_flag(r, id, sev, evidence, fmt, ap);
     va_end(ap);
 }
 
@@ -118,14 +120,13 @@ static json_t *num(double x) { return isfinite(x) ? json_real(x) : json_null(); 
 static const char *class_name(int k) { return judge_class_name((judge_class)k); }
 
 static json_t *file_json(const kbv_file_id *f) {
-    return json_pack("{s:o, s:o, s:o}", "path", text(f->path), "name", text(f->name), "sha256",
-                     f->sha256[0] ? json_string(f->sha256) : json_null());
+    return json_pack("{s:o, s:o, s:o}", "path", text(f->path), "name", text(f->name), "sha256", f->sha256[0] ? json_string(f->sha256) : json_null());
 }
 
 static json_t *times_json(const kbv_times *t) {
     if (!t->n) return json_null();
-    return json_pack("{s:o, s:o, s:o, s:o, s:i}", "median", num(t->median), "q1", num(t->q1), "q3", num(t->q3), "mean",
-                     num(t->mean), "samples", t->n);
+    return json_pack("{s:o, s:o, s:o, s:o, s:i}", "median", num(t->median), "q1", num(t->q1), "q3", num(t->q3), "mean", num(t->mean), "samples",
+                     t->n);
 }
 
 static json_t *ratio_json(const kbv_ratio *q) {
@@ -135,9 +136,7 @@ static json_t *ratio_json(const kbv_ratio *q) {
 
 static json_t *bytes(long long b) { return b >= 0 ? json_integer(b) : json_null(); }
 
-static json_t *bytes_ratio(long long a, long long b) {
-    return a >= 0 && b > 0 ? num((double)a / (double)b) : json_null();
-}
+static json_t *bytes_ratio(long long a, long long b) { return a >= 0 && b > 0 ? num((double)a / (double)b) : json_null(); }
 
 static json_t *perf_json(const kbv_result *r) {
     const kbv_perf *p = &r->perf;
@@ -146,32 +145,29 @@ static json_t *perf_json(const kbv_result *r) {
     json_object_set_new(o, "speedup_strict", ratio_json(&p->speedup_strict));
     json_object_set_new(o, "speedup_compile", ratio_json(&p->speedup_compile));
     json_object_set_new(o, "speedup_graph", ratio_json(&p->speedup_graph));
-    json_object_set_new(o, "time_ms", json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "candidate", times_json(&p->cand), "reference",
-                                                times_json(&p->ref), "reference_strict", times_json(&p->ref_strict),
-                                                "reference_compile", times_json(&p->ref_compile), "candidate_graph",
-                                                times_json(&p->cand_graph), "reference_graph", times_json(&p->ref_graph),
-                                                "empty_kernel", times_json(&p->empty)));
-    json_object_set_new(o, "timing", json_pack("{s:b, s:o, s:s, s:i, s:b, s:{s:{s:i, s:i, s:i}, s:{s:i, s:i, s:i}}, s:s, s:o, s:i, s:i, s:i, s:i, s:o, s:o, s:O?, s:i, s:o, s:o}", "measured", p->measured,
-                                               "note", p->note[0] ? text(p->note) : json_null(), "clock", p->clock,
-                                               "rounds", p->rounds, "primed", p->primed, "placements", "reference", "input_slots", p->slots[0],
-                                               "held_outputs", p->held[0], "graphs", p->graphs[0], "candidate", "input_slots",
-                                               p->slots[1], "held_outputs", p->held[1], "graphs", p->graphs[1], "stop", p->stop, "noise", num(p->noise), "throttled_discarded",
-                                               p->throttled, "cushion_expired", p->cushion_expired, "rechecks", p->rechecks,
-                                               "rechecks_failed", p->rechecks_failed, "graph_note",
-                                               p->graph_note[0] ? text(p->graph_note) : json_null(), "time_s", num(p->time_s),
-                                               "samples", r->samples, "fresh_rounds", p->fresh_rounds, "speedup_fresh_values",
-                                               p->fresh_rounds ? num(p->speedup_fresh) : json_null(), "speedup_seen_values",
-                                               p->fresh_rounds ? num(p->speedup_seen) : json_null()));
+    json_object_set_new(o, "time_ms",
+                        json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "candidate", times_json(&p->cand), "reference", times_json(&p->ref),
+                                  "reference_strict", times_json(&p->ref_strict), "reference_compile", times_json(&p->ref_compile), "candidate_graph",
+                                  times_json(&p->cand_graph), "reference_graph", times_json(&p->ref_graph), "empty_kernel", times_json(&p->empty)));
+    json_object_set_new(
+        o, "timing",
+        json_pack("{s:b, s:o, s:s, s:i, s:b, s:{s:{s:i, s:i, s:i}, s:{s:i, s:i, s:i}}, s:s, s:o, s:i, s:i, s:i, s:i, s:o, s:o, s:O?, s:i, s:o, s:o}",
+                  "measured", p->measured, "note", p->note[0] ? text(p->note) : json_null(), "clock", p->clock, "rounds", p->rounds, "primed",
+                  p->primed, "placements", "reference", "input_slots", p->slots[0], "held_outputs", p->held[0], "graphs", p->graphs[0], "candidate",
+                  "input_slots", p->slots[1], "held_outputs", p->held[1], "graphs", p->graphs[1], "stop", p->stop, "noise", num(p->noise),
+                  "throttled_discarded", p->throttled, "cushion_expired", p->cushion_expired, "rechecks", p->rechecks, "rechecks_failed",
+                  p->rechecks_failed, "graph_note", p->graph_note[0] ? text(p->graph_note) : json_null(), "time_s", num(p->time_s), "samples",
+                  r->samples, "fresh_rounds", p->fresh_rounds, "speedup_fresh_values", p->fresh_rounds ? num(p->speedup_fresh) : json_null(),
+                  "speedup_seen_values", p->fresh_rounds ? num(p->speedup_seen) : json_null()));
     json_object_set_new(json_object_get(o, "timing"), "process_offset", p->process_offset > 0 ? num(p->process_offset) : json_null());
     const kbv_memory *m = &r->memory;
-    json_object_set_new(o, "memory", json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:{s:o, s:o, s:o, s:o}}", "peak_bytes_candidate",
-                                               bytes(m->peak_cand), "peak_bytes_reference", bytes(m->peak_ref), "peak_ratio",
-                                               bytes_ratio(m->peak_cand, m->peak_ref), "persistent_bytes_candidate",
-                                               bytes(m->pers_cand), "persistent_bytes_reference", bytes(m->pers_ref),
-                                               "persistent_ratio", bytes_ratio(m->pers_cand, m->pers_ref), "torch",
-                                               "peak_bytes_candidate", bytes(m->torch_peak_cand), "peak_bytes_reference",
-                                               bytes(m->torch_peak_ref), "persistent_bytes_candidate", bytes(m->torch_pers_cand),
-                                               "persistent_bytes_reference", bytes(m->torch_pers_ref)));
+    json_object_set_new(o, "memory",
+                        json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:{s:o, s:o, s:o, s:o}}", "peak_bytes_candidate", bytes(m->peak_cand),
+                                  "peak_bytes_reference", bytes(m->peak_ref), "peak_ratio", bytes_ratio(m->peak_cand, m->peak_ref),
+                                  "persistent_bytes_candidate", bytes(m->pers_cand), "persistent_bytes_reference", bytes(m->pers_ref),
+                                  "persistent_ratio", bytes_ratio(m->pers_cand, m->pers_ref), "torch", "peak_bytes_candidate",
+                                  bytes(m->torch_peak_cand), "peak_bytes_reference", bytes(m->torch_peak_ref), "persistent_bytes_candidate",
+                                  bytes(m->torch_pers_cand), "persistent_bytes_reference", bytes(m->torch_pers_ref)));
     json_object_set_new(o, "audit", json_pack("{s:O?, s:O?}", "candidate", r->audit_cand, "reference", r->audit_ref));
     return o;
 }
@@ -189,9 +185,8 @@ json_t *result_to_json(const kbv_result *r) {
     for (int i = 0; i < r->ncases; i++) {
         const kbv_case *c = &r->cases[i];
         snprintf(seed, sizeof seed, "%llu", (unsigned long long)c->seed);
-        json_t *cj = json_pack("{s:s, s:s, s:s, s:b, s:b, s:b}", "distribution", c->distribution, "domain",
-                               c->domain[0] ? c->domain : "raw", "seed", seed, "skipped", c->skipped, "evaluated",
-                               c->evaluated, "passed", c->passed);
+        json_t *cj = json_pack("{s:s, s:s, s:s, s:b, s:b, s:b}", "distribution", c->distribution, "domain", c->domain[0] ? c->domain : "raw", "seed",
+                               seed, "skipped", c->skipped, "evaluated", c->evaluated, "passed", c->passed);
         if (c->skipped) json_object_set_new(cj, "skip_reason", text(c->skip_reason));
         if (c->fallback_reason[0]) json_object_set_new(cj, "fallback_reason", text(c->fallback_reason));
         json_object_set_new(cj, "max_abs_err", c->evaluated ? num(c->max_abs_err) : json_null());
@@ -200,30 +195,28 @@ json_t *result_to_json(const kbv_result *r) {
         if (c->klass >= 0) json_object_set_new(cj, "accuracy_class", json_string(class_name(c->klass)));
         if (strcmp(r->protocol, "standard") != 0 && !c->skipped)
             json_object_set_new(cj, "tolerance",
-                                json_pack("{s:f, s:o, s:o, s:o}", "k", 4.0, "norm_rel", num(c->tol_norm),
-                                          "baseline_norm_rel_err", num(c->baseline_norm_rel_err), "strict_norm_rel_err",
-                                          num(c->strict_norm_rel_err)));
-        else if (!c->skipped)
-            json_object_set_new(cj, "tolerance", json_pack("{s:o, s:o}", "atol", num(c->atol), "rtol", num(c->rtol)));
+                                json_pack("{s:f, s:o, s:o, s:o}", "k", 4.0, "norm_rel", num(c->tol_norm), "baseline_norm_rel_err",
+                                          num(c->baseline_norm_rel_err), "strict_norm_rel_err", num(c->strict_norm_rel_err)));
+        else if (!c->skipped) json_object_set_new(cj, "tolerance", json_pack("{s:o, s:o}", "atol", num(c->atol), "rtol", num(c->rtol)));
         if (c->detail[0]) json_object_set_new(cj, "detail", text(c->detail));
         if (c->t_reference_s > 0)
-            json_object_set_new(cj, "time_s", json_pack("{s:f, s:f, s:f}", "reference", c->t_reference_s, "candidate", c->t_candidate_s,
-                                                         "judge", c->t_judge_s));
+            json_object_set_new(cj, "time_s",
+                                json_pack("{s:f, s:f, s:f}", "reference", c->t_reference_s, "candidate", c->t_candidate_s, "judge", c->t_judge_s));
         json_array_append_new(cases, cj);
     }
     json_object_set_new(o, "cases", cases);
     json_t *flags = json_array();
     for (int i = 0; i < r->nflags; i++)
-        json_array_append_new(flags, json_pack("{s:s, s:s, s:o, s:O?}", "id", r->flags[i].id, "severity",
-                                               r->flags[i].severity, "message", text(r->flags[i].message), "evidence",
-                                               r->flags[i].evidence));
+        json_array_append_new(flags, json_pack("{s:s, s:s, s:o, s:O?}", "id", r->flags[i].id, "severity", severity_name(r->flags[i].severity),
+                                               "message", text(r->flags[i].message), "evidence", r->flags[i].evidence));
     json_object_set_new(o, "flags", flags);
     json_object_set_new(o, "errors", text(r->errors.data ? r->errors.data : ""));
-    json_object_set_new(o, "output", json_pack("{s:o, s:o, s:o}", "candidate_stdout", text(r->candidate_stdout),
-                                               "candidate_stderr", text(r->candidate_stderr), "reference_stderr",
-                                               text(r->reference_stderr)));
-    json_object_set_new(o, "environment", json_pack("{s:o, s:o, s:o}", "python", text(r->python), "torch",
-                                                    text(r->torch), "gpu", r->gpu[0] ? text(r->gpu) : json_null()));
+    json_object_set_new(o, "output",
+                        json_pack("{s:o, s:o, s:o}", "candidate_stdout", text(r->candidate_stdout), "candidate_stderr", text(r->candidate_stderr),
+                                  "reference_stderr", text(r->reference_stderr)));
+    json_object_set_new(
+        o, "environment",
+        json_pack("{s:o, s:o, s:o}", "python", text(r->python), "torch", text(r->torch), "gpu", r->gpu[0] ? text(r->gpu) : json_null()));
     json_object_set_new(o, "protocol", json_string(r->protocol));
     json_object_set_new(o, "accuracy_class", r->klass >= 0 ? json_string(class_name(r->klass)) : json_null());
     if (r->oracle[0]) json_object_set_new(o, "oracle", text(r->oracle));
@@ -240,15 +233,15 @@ json_t *result_to_json(const kbv_result *r) {
     }
     if (r->standard.ran) {
         const kbv_standard *st = &r->standard;
-        json_t *sj = json_pack("{s:b, s:s, s:f, s:i, s:i, s:o, s:o}", "correct", st->correct, "status",
-                               kbv_status_name(st->status), "tolerance", st->tolerance, "trials", st->trials,
-                               "trials_passed", st->trials_passed, "max_abs_err", num(st->max_abs_err), "detail", text(st->detail));
+        json_t *sj = json_pack("{s:b, s:s, s:f, s:i, s:i, s:o, s:o}", "correct", st->correct, "status", kbv_status_name(st->status), "tolerance",
+                               st->tolerance, "trials", st->trials, "trials_passed", st->trials_passed, "max_abs_err", num(st->max_abs_err), "detail",
+                               text(st->detail));
         /* KernelBench's speedup: the mean of its trials, reference / candidate, correct only. */
-        json_object_set_new(sj, "speedup", st->timed && st->correct && st->time_cand_ms > 0
-                                               ? num(st->time_ref_ms / st->time_cand_ms) : json_null());
-        json_object_set_new(sj, "time_ms", st->timed ? json_pack("{s:o, s:o, s:i}", "reference", num(st->time_ref_ms), "candidate",
-                                                                 num(st->time_cand_ms), "trials", st->time_trials)
-                                                     : json_null());
+        json_object_set_new(sj, "speedup", st->timed && st->correct && st->time_cand_ms > 0 ? num(st->time_ref_ms / st->time_cand_ms) : json_null());
+        json_object_set_new(
+            sj, "time_ms",
+            st->timed ? json_pack("{s:o, s:o, s:i}", "reference", num(st->time_ref_ms), "candidate", num(st->time_cand_ms), "trials", st->time_trials)
+                      : json_null());
         json_object_set_new(o, "standard", sj);
     }
     json_object_set_new(o, "wall_s", json_real(r->wall_s));
@@ -263,10 +256,9 @@ void result_print(const kbv_result *r, FILE *f) {
     int check = r->status == KBV_PROBLEM_OK || !r->candidate.path[0];
     fprintf(f, "kbv %s: %s\n", check ? "check" : "eval", kbv_status_name(r->status));
     fprintf(f, "  problem    %s (sha256 %.12s)\n", r->problem.path, r->problem.sha256[0] ? r->problem.sha256 : "-");
-    if (!check)
-        fprintf(f, "  candidate  %s (sha256 %.12s)\n", r->candidate.path, r->candidate.sha256[0] ? r->candidate.sha256 : "-");
-    fprintf(f, "  device     %s%s%s%s, torch %s, seed %llu\n", r->device, r->gpu[0] ? " (" : "", r->gpu,
-            r->gpu[0] ? ")" : "", r->torch[0] ? r->torch : "?", (unsigned long long)r->seed);
+    if (!check) fprintf(f, "  candidate  %s (sha256 %.12s)\n", r->candidate.path, r->candidate.sha256[0] ? r->candidate.sha256 : "-");
+    fprintf(f, "  device     %s%s%s%s, torch %s, seed %llu\n", r->device, r->gpu[0] ? " (" : "", r->gpu, r->gpu[0] ? ")" : "",
+            r->torch[0] ? r->torch : "?", (unsigned long long)r->seed);
     if (r->oracle[0] && strcmp(r->oracle, "float64") != 0) fprintf(f, "  oracle     %s\n", r->oracle);
     for (int i = 0; i < r->ncases; i++) {
         const kbv_case *c = &r->cases[i];
@@ -282,21 +274,19 @@ void result_print(const kbv_result *r, FILE *f) {
             continue;
         }
         if (strcmp(r->protocol, "standard") == 0)
-            fprintf(f, "  case %-2d %-26s %-4s  max_abs_err %.3g  (atol %g, rtol %g)%s%s\n", i, what,
-                    c->passed ? "pass" : "FAIL", c->max_abs_err, c->atol, c->rtol, c->detail[0] ? "\n      " : "", c->detail);
+            fprintf(f, "  case %-2d %-26s %-4s  max_abs_err %.3g  (atol %g, rtol %g)%s%s\n", i, what, c->passed ? "pass" : "FAIL", c->max_abs_err,
+                    c->atol, c->rtol, c->detail[0] ? "\n      " : "", c->detail);
         else
-            fprintf(f, "  case %-2d %-26s %-4s  err %.3g (bound %.3g; PyTorch tf32 %.3g, fp32 %.3g)  %s%s%s\n", i, what,
-                    c->passed ? "pass" : "FAIL", c->norm_rel_err, c->tol_norm, c->baseline_norm_rel_err,
-                    c->strict_norm_rel_err, c->klass >= 0 ? class_name(c->klass) : "", c->detail[0] ? "\n      " : "",
-                    c->detail);
+            fprintf(f, "  case %-2d %-26s %-4s  err %.3g (bound %.3g; PyTorch tf32 %.3g, fp32 %.3g)  %s%s%s\n", i, what, c->passed ? "pass" : "FAIL",
+                    c->norm_rel_err, c->tol_norm, c->baseline_norm_rel_err, c->strict_norm_rel_err, c->klass >= 0 ? class_name(c->klass) : "",
+                    c->detail[0] ? "\n      " : "", c->detail);
     }
     if (r->klass >= 0) fprintf(f, "  accuracy   %s\n", class_name(r->klass));
     const kbv_perf *pf = &r->perf;
     if (pf->measured) {
-        fprintf(f, "  speedup    %.3fx [%.3f, %.3f] vs PyTorch%s (%d rounds, %s)\n", pf->speedup.value, pf->speedup.lo,
-                pf->speedup.hi, strcmp(r->device, "cuda") == 0 ? " eager, TF32 on" : "", pf->rounds, pf->stop);
-        if (pf->speedup_strict.measured)
-            fprintf(f, "             %.3fx vs PyTorch fp32 strict (TF32 off)\n", pf->speedup_strict.value);
+        fprintf(f, "  speedup    %.3fx [%.3f, %.3f] vs PyTorch%s (%d rounds, %s)\n", pf->speedup.value, pf->speedup.lo, pf->speedup.hi,
+                strcmp(r->device, "cuda") == 0 ? " eager, TF32 on" : "", pf->rounds, pf->stop);
+        if (pf->speedup_strict.measured) fprintf(f, "             %.3fx vs PyTorch fp32 strict (TF32 off)\n", pf->speedup_strict.value);
         if (pf->speedup_compile.measured) fprintf(f, "             %.3fx vs torch.compile\n", pf->speedup_compile.value);
         fprintf(f, "  time       candidate %.4g ms, reference %.4g ms (medians, %s)\n", pf->cand.median, pf->ref.median, pf->clock);
         if (pf->cand_graph.n && pf->ref_graph.n)
@@ -307,17 +297,15 @@ void result_print(const kbv_result *r, FILE *f) {
     }
     const kbv_memory *m = &r->memory;
     if (m->peak_cand >= 0 && m->peak_ref >= 0)
-        fprintf(f, "  memory     peak over the call: candidate %lld B, reference %lld B (CUPTI); torch: %lld B, %lld B\n",
-                m->peak_cand, m->peak_ref, m->torch_peak_cand, m->torch_peak_ref);
+        fprintf(f, "  memory     peak over the call: candidate %lld B, reference %lld B (CUPTI); torch: %lld B, %lld B\n", m->peak_cand, m->peak_ref,
+                m->torch_peak_cand, m->torch_peak_ref);
     if (r->standard.ran)
-        fprintf(f, "  standard   %s (KernelBench's check: %d of %d trials within %g)%s%s\n",
-                r->standard.correct ? "correct" : "incorrect", r->standard.trials_passed, r->standard.trials,
-                r->standard.tolerance, r->standard.detail[0] ? "; " : "", r->standard.detail);
+        fprintf(f, "  standard   %s (KernelBench's check: %d of %d trials within %g)%s%s\n", r->standard.correct ? "correct" : "incorrect",
+                r->standard.trials_passed, r->standard.trials, r->standard.tolerance, r->standard.detail[0] ? "; " : "", r->standard.detail);
     if (r->standard.timed && r->standard.correct && r->standard.time_cand_ms > 0)
-        fprintf(f, "             KernelBench's speedup %.3fx (mean of %d trials, TF32 off)\n",
-                r->standard.time_ref_ms / r->standard.time_cand_ms, r->standard.time_trials);
-    for (int i = 0; i < r->nflags; i++)
-        fprintf(f, "  flag [%s] %s: %s\n", r->flags[i].severity, r->flags[i].id, r->flags[i].message);
+        fprintf(f, "             KernelBench's speedup %.3fx (mean of %d trials, TF32 off)\n", r->standard.time_ref_ms / r->standard.time_cand_ms,
+                r->standard.time_trials);
+    for (int i = 0; i < r->nflags; i++) fprintf(f, "  flag [%s] %s: %s\n", severity_name(r->flags[i].severity), r->flags[i].id, r->flags[i].message);
     if (r->errors.len) {
         /* The last lines carry the exception; keep the summary short. */
         const char *e = r->errors.data;

@@ -1,6 +1,6 @@
 /* result.h -- the outcome of one evaluation, and its JSON and text forms.
  *
- * A kbv_result is filled by eval.c and only formatted here: result_to_json() is the CLI
+ * A kbv_result is filled by an evaluation (eval.c and the parts evalctx.h lists) and only formatted here: result_to_json() is the CLI
  * contract of `kbv eval --json` (docs/cli.md), result_print() the readable summary.
  */
 #ifndef KBV_RESULT_H
@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "finding.h"
 #include "util.h"
 
 typedef enum kbv_status {
@@ -35,15 +36,15 @@ typedef struct kbv_case {
     int skipped;           /* no domain gave a valid reference output: not counted */
     char skip_reason[200];
     char fallback_reason[240]; /* a hidden case in a narrower domain: why the one before failed */
-    int evaluated;         /* 0 when the candidate never produced outputs for it */
+    int evaluated;             /* 0 when the candidate never produced outputs for it */
     int passed;
-    double max_abs_err, max_rel_err; /* candidate vs oracle, worst output */
-    double norm_rel_err;   /* ||c - o|| / ||o||, worst output */
+    double max_abs_err, max_rel_err;                   /* candidate vs oracle, worst output */
+    double norm_rel_err;                               /* ||c - o|| / ||o||, worst output */
     double baseline_norm_rel_err, strict_norm_rel_err; /* PyTorch's own (TF32 / fp32) */
-    double tol_norm;       /* the normwise bound applied (worst output) */
-    double atol, rtol;     /* the standard protocol's trials: KernelBench's tolerance */
-    int klass;             /* judge_class of the worst output; -1 when not judged */
-    char detail[320];      /* why it failed; empty if passed */
+    double tol_norm;                                   /* the normwise bound applied (worst output) */
+    double atol, rtol;                                 /* the standard protocol's trials: KernelBench's tolerance */
+    int klass;                                         /* judge_class of the worst output; -1 when not judged */
+    char detail[320];                                  /* why it failed; empty if passed */
     /* wall seconds: the reference's runs (every domain tried, the files written), the
      * candidate's two runs, kbv's judging; 0 where that part did not run */
     double t_reference_s, t_candidate_s, t_judge_s;
@@ -65,26 +66,26 @@ enum { PHASE_REFERENCE, PHASE_CANDIDATE_LOAD, PHASE_CASES, PHASE_AUDIT, PHASE_TI
 extern const char *const kbv_phase_names[PHASE_COUNT];
 
 typedef struct kbv_perf {
-    int measured;            /* the timed rounds ran */
-    char note[300];          /* why timing did not run, or what limited it */
-    char clock[16];          /* "cuda_events" or "cpu_monotonic" */
+    int measured;   /* the timed rounds ran */
+    char note[300]; /* why timing did not run, or what limited it */
+    char clock[16]; /* "cuda_events" or "cpu_monotonic" */
     kbv_times cand, ref, ref_strict, ref_compile, cand_graph, ref_graph;
-    kbv_times empty;         /* kbv's empty kernel through the same timer: its floor (GPU) */
-    kbv_ratio speedup;       /* vs the reference as the baseline runs it (TF32 on) */
+    kbv_times empty;   /* kbv's empty kernel through the same timer: its floor (GPU) */
+    kbv_ratio speedup; /* vs the reference as the baseline runs it (TF32 on) */
     kbv_ratio speedup_strict, speedup_compile, speedup_graph;
     int rounds;
-    char stop[24];           /* converged, max_samples, max_time */
-    double noise;            /* relative half-width of the speedup's CI when it stopped */
+    char stop[24]; /* converged, max_samples, max_time */
+    double noise;  /* relative half-width of the speedup's CI when it stopped */
     int throttled, cushion_expired, rechecks, rechecks_failed;
-    int primed;              /* each GPU sample followed an untimed call (--prime) */
+    int primed; /* each GPU sample followed an untimed call (--prime) */
     /* Placements each worker's samples were spread over ([0] reference, [1] candidate):
      * copies of the timing inputs, outputs held back, captured graphs (src/worker/bench.c). */
     int slots[2], held[2], graphs[2];
-    double process_offset;   /* GPU: the per-process offset over the shorter median (0: not measured) */
-    int fresh_rounds;        /* value_cache_check's rounds on values no call had seen */
+    double process_offset;              /* GPU: the per-process offset over the shorter median (0: not measured) */
+    int fresh_rounds;                   /* detect_value_cache's rounds on values no call had seen */
     double speedup_fresh, speedup_seen; /* median ratio on those rounds and on its seen-values rounds */
-    char graph_note[200];    /* why there is no graph-replay figure */
-    double time_s;           /* wall time of the timing phase */
+    char graph_note[200];               /* why there is no graph-replay figure */
+    double time_s;                      /* wall time of the timing phase */
 } kbv_perf;
 
 /* Device memory, bytes; -1 where not measured. */
@@ -96,53 +97,54 @@ typedef struct kbv_memory {
 } kbv_memory;
 
 typedef struct kbv_standard {
-    int ran;               /* the standard protocol was run */
-    int correct;           /* KernelBench would call the candidate correct */
-    kbv_status status;     /* its verdict in kbv's names */
-    double tolerance;      /* atol = rtol used */
+    int ran;           /* the standard protocol was run */
+    int correct;       /* KernelBench would call the candidate correct */
+    kbv_status status; /* its verdict in kbv's names */
+    double tolerance;  /* atol = rtol used */
     int trials, trials_passed;
     double max_abs_err;
     char detail[400];
-    int timed;             /* KernelBench's timing ran: mean of the trials, TF32 off */
+    int timed; /* KernelBench's timing ran: mean of the trials, TF32 off */
     int time_trials;
     double time_ref_ms, time_cand_ms;
 } kbv_standard;
 
-/* A finding (a "flag" in the JSON): a named detector's result (docs/hacks.md). */
+/* A finding (a "flag" in the JSON): a catalogue entry's result (finding.h, docs/hacks.md). */
 typedef struct kbv_flag {
-    char id[64];
-    char severity[16]; /* "hack" (decides the verdict), "suspect" or "info" */
+    kbv_finding_id fid;
+    char id[64];           /* the catalogue's name of fid */
+    kbv_severity severity; /* hack (decides the verdict: verdict.c), suspect or info */
     char message[512];
-    json_t *evidence;  /* what was seen, or NULL */
+    json_t *evidence; /* what was seen, or NULL */
 } kbv_flag;
 
 typedef struct kbv_file_id {
     char path[4096];
-    char name[256];   /* file stem */
-    char sha256[65];  /* of the file's bytes; empty if unreadable */
+    char name[256];  /* file stem */
+    char sha256[65]; /* of the file's bytes; empty if unreadable */
 } kbv_file_id;
 
 typedef struct kbv_result {
     kbv_status status;
     kbv_file_id problem, candidate;
     char device[16];
-    uint64_t seed;          /* the run seed every other seed derives from */
-    uint64_t build_seed;    /* torch seed before get_init_inputs() and the constructors */
+    uint64_t seed;       /* the run seed every other seed derives from */
+    uint64_t build_seed; /* torch seed before get_init_inputs() and the constructors */
     kbv_case *cases;
     int ncases;
     kbv_flag *flags;
     int nflags;
-    kbv_buf errors;         /* what went wrong, with tracebacks */
+    kbv_buf errors;                            /* what went wrong, with tracebacks */
     char *candidate_stdout, *candidate_stderr; /* captured, capped; NULL if none */
     char *reference_stderr;
     char python[64], torch[64], gpu[128];
-    char protocol[16];      /* verified, standard or both */
-    int klass;              /* accuracy class (judge_class), -1 if not judged */
-    char oracle[160];       /* "float64", or the fallback and why */
-    json_t *inputs;         /* the input plan: what the probe found and how each is made */
-    int weights_matched;    /* the candidate's state_dict has the reference's names and shapes */
-    int weights_loaded;     /* ...but other values, so the reference's were loaded into it */
-    int reference_reused;   /* the cases' reference side came from an earlier evaluation in the run */
+    char protocol[16];    /* verified, standard or both */
+    int klass;            /* accuracy class (judge_class), -1 if not judged */
+    char oracle[160];     /* "float64", or the fallback and why */
+    json_t *inputs;       /* the input plan: what the probe found and how each is made */
+    int weights_matched;  /* the candidate's state_dict has the reference's names and shapes */
+    int weights_loaded;   /* ...but other values, so the reference's were loaded into it */
+    int reference_reused; /* the cases' reference side came from an earlier evaluation in the run */
     kbv_standard standard;
     kbv_perf perf;
     kbv_memory memory;
@@ -155,20 +157,20 @@ typedef struct kbv_result {
     /* The same wall time by worker command: {"reference.forward": {"n", "s", "compute_s",
      * "save_s", "load_s"}, ...} (NULL if none ran); docs/formats.md. */
     json_t *steps;
-    json_t *inspect;        /* static inspection of the candidate's source (kbv inspect) */
-    json_t *sandbox;        /* how the candidate's worker was confined (sandbox_describe) */
-    double wall_s;          /* whole evaluation, seconds */
+    json_t *inspect; /* static inspection of the candidate's source (kbv inspect) */
+    json_t *sandbox; /* how the candidate's worker was confined (sandbox_describe) */
+    double wall_s;   /* whole evaluation, seconds */
 } kbv_result;
 
 void result_init(kbv_result *r);
 void result_free(kbv_result *r);
 kbv_case *result_add_case(kbv_result *r);
-void result_add_flag(kbv_result *r, const char *id, const char *severity, const char *fmt, ...) KBV_PRINTF(4, 5);
-/* The same with evidence (stolen; may be NULL). A finding with an id already present is not
- * added again; its evidence is dropped. */
-void result_add_finding(kbv_result *r, const char *id, const char *severity, json_t *evidence, const char *fmt, ...)
-    KBV_PRINTF(5, 6);
-int result_has_flag(const kbv_result *r, const char *id);
+/* Add finding id at its catalogue severity, with evidence (stolen; may be NULL). A finding
+ * already present is not added again; its evidence is dropped. */
+void result_add_finding(kbv_result *r, kbv_finding_id id, json_t *evidence, const char *fmt, ...) KBV_PRINTF(4, 5);
+/* The same at severity sev (a policy that overrides the catalogue's: --library-only). */
+void result_add_finding_at(kbv_result *r, kbv_finding_id id, kbv_severity sev, json_t *evidence, const char *fmt, ...) KBV_PRINTF(5, 6);
+int result_has_flag(const kbv_result *r, kbv_finding_id id);
 void result_add_error(kbv_result *r, const char *fmt, ...) KBV_PRINTF(2, 3);
 
 json_t *result_to_json(const kbv_result *r);

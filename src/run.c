@@ -54,13 +54,12 @@ static int resolve(const char *dir, const char *p, char *out, size_t n) {
     return w < 0 || (size_t)w >= n ? -1 : 0;
 }
 
-static int add_item(run_item **items, int *n, int *cap, const char *dir, const char *problem, const char *candidate,
-                    const char *model, int sample, int level, int line, const char *path, kbv_err *err) {
-    if (!problem || !*problem || !candidate || !*candidate)
-        return kbv_seterr(err, "%s:%d: needs 'problem' and 'candidate'", path, line);
+static int add_item(run_item **items, int *n, int *cap, const char *dir, const char *problem, const char *candidate, const char *model, int sample,
+                    int level, int line, const char *path, kbv_err *err) {
+    if (!problem || !*problem || !candidate || !*candidate) return kbv_seterr(err, "%s:%d: needs 'problem' and 'candidate'", path, line);
     /* Cut short, two models could become one in the results. */
-    if (model && strlen(model) >= sizeof (*items)->model)
-        return kbv_seterr(err, "%s:%d: 'model' is longer than %zu bytes", path, line, sizeof (*items)->model - 1);
+    if (model && strlen(model) >= sizeof(*items)->model)
+        return kbv_seterr(err, "%s:%d: 'model' is longer than %zu bytes", path, line, sizeof(*items)->model - 1);
     if (*n == *cap) {
         int c = *cap ? *cap * 2 : 64;
         run_item *q = realloc(*items, (size_t)c * sizeof *q);
@@ -230,8 +229,8 @@ int manifest_parse(const char *data, size_t len, const char *path, const char *d
                 rc = kbv_seterr(err, "%s:%d: 'sample' and 'level' must be integers from 0 to 1000000000", path, lineno);
             if (rc == 0)
                 rc = add_item(items, n, &cap, dir, json_string_value(json_object_get(o, "problem")),
-                              json_string_value(json_object_get(o, "candidate")), json_string_value(json_object_get(o, "model")),
-                              sample, level, lineno, path, err);
+                              json_string_value(json_object_get(o, "candidate")), json_string_value(json_object_get(o, "model")), sample, level,
+                              lineno, path, err);
             json_decref(o);
             continue;
         }
@@ -240,7 +239,8 @@ int manifest_parse(const char *data, size_t len, const char *path, const char *d
         /* Leading blanks are indentation, but in TSV a tab ends a field: a leading one means
          * an empty first column, not one column fewer. */
         if (sep == '\t')
-            for (s = line; *s == ' '; s++) {}
+            for (s = line; *s == ' '; s++) {
+            }
         if (!header) {
             int nf = split(s, sep, f, 32);
             if (nf < 0) {
@@ -253,8 +253,8 @@ int manifest_parse(const char *data, size_t len, const char *path, const char *d
                     if (strcmp(f[i], names[k]) == 0) col[k] = i;
             if (col[0] < 0 || col[1] < 0) {
                 int csv = ext && (strcmp(ext, ".csv") == 0 || strcmp(ext, ".tsv") == 0);
-                rc = kbv_seterr(err, "%s:%d: %s header naming 'problem' and 'candidate' (and optionally model, sample, level)",
-                                path, lineno, csv ? "a CSV/TSV manifest starts with a" : "neither a JSON object nor a CSV/TSV");
+                rc = kbv_seterr(err, "%s:%d: %s header naming 'problem' and 'candidate' (and optionally model, sample, level)", path, lineno,
+                                csv ? "a CSV/TSV manifest starts with a" : "neither a JSON object nor a CSV/TSV");
                 break;
             }
             header = 1;
@@ -294,8 +294,8 @@ int manifest_load(const char *path, run_item **items, int *n, kbv_err *err) {
 
 /* Evaluate one entry of source and store it in run run_id under key: 0 (r filled, caller
  * frees), -1 (kbv could not evaluate), or RUN_BAD_DB. */
-static int evaluate_one(kbv_db *db, long long run_id, const eval_opts *eo, const char *source, const run_item *it,
-                        const char *key, int first, kbv_result *r, kbv_err *err) {
+static int evaluate_one(kbv_db *db, long long run_id, const eval_opts *eo, const char *source, const run_item *it, const char *key, int first,
+                        kbv_result *r, kbv_err *err) {
     eval_opts e = *eo;
     e.problem = it->problem, e.candidate = it->candidate;
     result_init(r);
@@ -345,11 +345,9 @@ static int scan_runs(const char *kb, const char *dir, const char *model, run_ite
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         int level, prob, sample, used = 0;
-        if (sscanf(names[i], "level_%d_problem_%d_sample_%d_kernel.py%n", &level, &prob, &sample, &used) == 3 &&
-            names[i][used] == '\0') {
+        if (sscanf(names[i], "level_%d_problem_%d_sample_%d_kernel.py%n", &level, &prob, &sample, &used) == 3 && names[i][used] == '\0') {
             char pp[PATH_MAX];
-            if (find_problem(kb, level, prob, pp, sizeof pp) < 0)
-                rc = kbv_seterr(err, "%s: no problem %d in %s/level%d", path, prob, kb, level);
+            if (find_problem(kb, level, prob, pp, sizeof pp) < 0) rc = kbv_seterr(err, "%s: no problem %d in %s/level%d", path, prob, kb, level);
             else rc = add_item(items, n, cap, "/", pp, path, model, sample, level, 0, path, err);
         } else if (depth == 0) {
             DIR *sub = opendir(path);
@@ -373,8 +371,7 @@ int manifest_from_runs(const char *kb, const char *runs, run_item **items, int *
     while (l > 1 && copy[l - 1] == '/') copy[--l] = '\0';
     const char *base = strrchr(copy, '/') ? strrchr(copy, '/') + 1 : copy;
     int rc = scan_runs(kb, copy, base, items, n, &cap, 0, err);
-    if (rc == 0 && *n == 0)
-        rc = kbv_seterr(err, "%s: no files named level_L_problem_P_sample_S_kernel.py (in it or one folder down)", runs);
+    if (rc == 0 && *n == 0) rc = kbv_seterr(err, "%s: no files named level_L_problem_P_sample_S_kernel.py (in it or one folder down)", runs);
     if (rc < 0) free(*items), *items = NULL, *n = 0;
     return rc;
 }
@@ -440,7 +437,7 @@ static pid_t spawn_child(const run_opts *o, int i, long long run_id, int k, kbv_
     return pid;
 }
 
-/* The run's reference cache (eval.c): one folder per problem, dropped as soon as the last
+/* The run's reference cache (refcache.c): one folder per problem, dropped as soon as the last
  * pending evaluation of that problem has ended, since it can hold GiBs on a tmpfs. */
 typedef struct ref_groups {
     const char *dir;   /* the run's folder; "" when there is none */
@@ -482,8 +479,8 @@ static void ref_groups_free(ref_groups *g) { free(g->sha), free(g->group), free(
 static int slot_count(const run_opts *o) { return (o->ngpus ? o->ngpus : 1) * o->jobs; }
 
 /* Run the pending entries in child processes, nslots at a time. */
-static int run_slots(const run_opts *o, kbv_db *db, long long run_id, const int *pending, int npending, char (*keys)[300],
-                     const run_item *items, int total, int done0, int *counts, ref_groups *groups, kbv_err *err) {
+static int run_slots(const run_opts *o, kbv_db *db, long long run_id, const int *pending, int npending, char (*keys)[300], const run_item *items,
+                     int total, int done0, int *counts, ref_groups *groups, kbv_err *err) {
     int nslots = slot_count(o);
     pid_t slot_pid[64] = {0};
     int slot_item[64], slot_q[64], next = 0, running = 0, done = done0, stored = 0, rc = 0;
@@ -518,8 +515,7 @@ static int run_slots(const run_opts *o, kbv_db *db, long long run_id, const int 
                 char how[64];
                 if (WIFEXITED(st)) snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(st));
                 else snprintf(how, sizeof how, "signal %d", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-                rc = kbv_seterr(err, "the evaluation of %s (line %d) stored nothing (its kbv ended with %s)", items[i].candidate,
-                                items[i].line, how);
+                rc = kbv_seterr(err, "the evaluation of %s (line %d) stored nothing (its kbv ended with %s)", items[i].candidate, items[i].line, how);
             } else {
                 done++, stored++;
                 for (int v = 0; v < KBV_STATUS_COUNT; v++)
@@ -547,8 +543,7 @@ int run_main(const run_opts *opts, kbv_err *err) {
     if (ro.jobs <= 0) ro.jobs = 1;
     run_item *items = NULL;
     int n = 0;
-    if (o->manifest ? manifest_load(o->manifest, &items, &n, err) < 0
-                    : manifest_from_runs(o->kernelbench, o->runs, &items, &n, err) < 0)
+    if (o->manifest ? manifest_load(o->manifest, &items, &n, err) < 0 : manifest_from_runs(o->kernelbench, o->runs, &items, &n, err) < 0)
         return RUN_BAD_SOURCE;
     const char *source = o->manifest ? o->manifest : o->runs;
     kbv_db db;
@@ -578,8 +573,8 @@ int run_main(const run_opts *opts, kbv_err *err) {
     }
     char mabs[PATH_MAX];
     if (kbv_abspath(source, mabs, sizeof mabs, err) < 0) snprintf(mabs, sizeof mabs, "%s", source);
-    json_t *sj = json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:b}", "manifest", mabs, "device", eo.device, "cases", eo.ncases,
-                           "protocol", eo.protocol, "shard_i", o->shard_i, "shard_n", o->shard_n, "timing", eo.timing);
+    json_t *sj = json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:b}", "manifest", mabs, "device", eo.device, "cases", eo.ncases, "protocol", eo.protocol,
+                           "shard_i", o->shard_i, "shard_n", o->shard_n, "timing", eo.timing);
     char *settings = sj ? json_dumps(sj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(sj);
     uint64_t seed = eo.seed, rnd = 0;
@@ -597,12 +592,11 @@ int run_main(const run_opts *opts, kbv_err *err) {
     }
     eo.have_seed = 1, eo.seed = seed, eo.verbose = 0;
     if (!o->quiet)
-        fprintf(stderr, "kbv run: %s run %lld of %s (seed %llu), %d entries%s\n", resumed ? "resuming" : "starting", run_id,
-                o->db ? o->db : "kbv.db", (unsigned long long)seed, n,
-                o->shard_n > 1 ? " before sharding" : "");
+        fprintf(stderr, "kbv run: %s run %lld of %s (seed %llu), %d entries%s\n", resumed ? "resuming" : "starting", run_id, o->db ? o->db : "kbv.db",
+                (unsigned long long)seed, n, o->shard_n > 1 ? " before sharding" : "");
     const char *proto = protocol_name(&eo);
     int total = 0, done = 0, stored = 0, skipped = 0, rc = 0, counts[KBV_STATUS_COUNT] = {0};
-    char (*keys)[300] = calloc((size_t)n, sizeof *keys);
+    char(*keys)[300] = calloc((size_t)n, sizeof *keys);
     int *mine = calloc((size_t)n, sizeof *mine);
     if (!keys || !mine) rc = kbv_seterr(err, "out of memory");
     for (int i = 0; rc == 0 && i < n; i++) {
@@ -620,8 +614,8 @@ int run_main(const run_opts *opts, kbv_err *err) {
             if (strcmp(keys[pending[q]], keys[i]) == 0) dup = pending[q];
         if (dup >= 0) {
             if (!o->quiet)
-                fprintf(stderr, "kbv run: %s:%d: the same evaluation as line %d (same files, model and sample); evaluated once\n",
-                        source, items[i].line, items[dup].line);
+                fprintf(stderr, "kbv run: %s:%d: the same evaluation as line %d (same files, model and sample); evaluated once\n", source,
+                        items[i].line, items[dup].line);
             done++, dups++;
             continue;
         }
@@ -631,7 +625,7 @@ int run_main(const run_opts *opts, kbv_err *err) {
         else pending[np++] = i;
     }
     /* The reference side of each problem, kept by its first evaluation for the others
-     * (eval.c, docs/results.md): a "kbv-" folder in the scratch base, hidden from workers. */
+     * (refcache.c, docs/results.md): a "kbv-" folder in the scratch base, hidden from workers. */
     char ref_cache[PATH_MAX] = "";
     kbv_err cerr; /* without the folder every evaluation runs its own reference side */
     if (rc == 0 && np > 1 && (eo.protocol & EVAL_VERIFIED) && !o->no_reuse) {

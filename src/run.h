@@ -32,22 +32,22 @@ int manifest_parse(const char *data, size_t len, const char *path, const char *d
 int manifest_from_runs(const char *kb, const char *runs, run_item **items, int *n, kbv_err *err);
 
 typedef struct run_opts {
-    const char *manifest;    /* or: */
+    const char *manifest; /* or: */
     const char *kernelbench, *runs;
-    const char *db;          /* default kbv.db */
-    eval_opts eval;          /* per-evaluation settings (seed: the run's) */
+    const char *db; /* default kbv.db */
+    eval_opts eval; /* per-evaluation settings (seed: the run's) */
     int resume;
-    int no_reuse;            /* --no-reference-reuse: every evaluation runs its own reference side */
-    int shard_i, shard_n;    /* 0/1: everything */
+    int no_reuse;         /* --no-reference-reuse: every evaluation runs its own reference side */
+    int shard_i, shard_n; /* 0/1: everything */
     int quiet;
     /* Parallel slots: each evaluation runs in a child kbv (`--child I:RUN`), `jobs` of them
      * on each GPU of gpus (CUDA_VISIBLE_DEVICES) or on the visible one(s); jobs 0: 8 (or half
      * the cores) on a GPU, 1 on the CPU. Evaluations sharing a GPU time under its lock. */
     const char *gpus[64];
     int ngpus, jobs;
-    int argc;                /* the command line, to start the children with */
+    int argc; /* the command line, to start the children with */
     char **argv;
-    int child_entry;         /* >= 0: this process is a child running one entry of run child_run */
+    int child_entry; /* >= 0: this process is a child running one entry of run child_run */
     long long child_run;
 } run_opts;
 

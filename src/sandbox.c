@@ -45,10 +45,8 @@
 #define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
 #endif
 
-#define FS_READ (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
-#define FS_FILE_ONLY                                                                                                   \
-    (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE |                      \
-     LANDLOCK_ACCESS_FS_TRUNCATE)
+#define FS_READ      (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
+#define FS_FILE_ONLY (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE)
 
 static long ll_create(const struct landlock_ruleset_attr *a, size_t size, unsigned flags) {
     return syscall(SYS_landlock_create_ruleset, a, size, flags);
@@ -97,8 +95,7 @@ static int child_rule(int ruleset_fd, unsigned long long handled, const char *pa
 }
 
 /* The worker's own threads' entries stay writable: CUDA names its threads there (above). */
-#define TASK_RIGHTS \
-    (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_READ_DIR)
+#define TASK_RIGHTS (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_READ_DIR)
 
 static int probe_namespaces(void) {
     static int probed = -1;
@@ -185,10 +182,9 @@ static void build_landlock(kbv_sandbox *sb, const kbv_sandbox_spec *s) {
         return;
     }
     ll_build b = {.fd = -1};
-    b.write_rights = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |
-                     LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
-                     LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
-                     LANDLOCK_ACCESS_FS_MAKE_SYM;
+    b.write_rights = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
+                     LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
+                     LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
     if (abi >= 2) b.write_rights |= LANDLOCK_ACCESS_FS_REFER;
     if (abi >= 3) b.write_rights |= LANDLOCK_ACCESS_FS_TRUNCATE;
     for (int i = 0; i < s->nsecret && b.nsecret < KBV_SB_MAX; i++, b.nsecret++) /* one not made yet keeps its name */
@@ -222,8 +218,7 @@ static void build_landlock(kbv_sandbox *sb, const kbv_sandbox_spec *s) {
     /* Devices opened read-write: the null-like ones and the GPU's (not /dev as a whole:
      * /dev/shm would let a candidate leave files for a later evaluation). */
     static const char *devs[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
-    for (size_t i = 0; i < sizeof devs / sizeof *devs; i++)
-        add_rule(&b, devs[i], LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE);
+    for (size_t i = 0; i < sizeof devs / sizeof *devs; i++) add_rule(&b, devs[i], LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE);
     DIR *dd = opendir("/dev");
     struct dirent *de;
     char dpath[PATH_MAX];
@@ -262,8 +257,8 @@ static int cuda_under_landlock(int ruleset_fd, unsigned long long handled, char 
         if (pid == 0) {
             close(fds[0]);
             r = -1;
-            if (child_rule(ruleset_fd, handled, "/proc/self/task", TASK_RIGHTS, 1) == 0 &&
-                prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && syscall(SYS_landlock_restrict_self, ruleset_fd, 0) == 0) {
+            if (child_rule(ruleset_fd, handled, "/proc/self/task", TASK_RIGHTS, 1) == 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+                syscall(SYS_landlock_restrict_self, ruleset_fd, 0) == 0) {
                 void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
                 cu_fn1 init = lib ? (cu_fn1)dlsym(lib, "cuInit") : NULL;
                 cu_dev_fn get = lib ? (cu_dev_fn)dlsym(lib, "cuDeviceGet") : NULL;
@@ -419,9 +414,7 @@ int sandbox_enter(const kbv_sandbox *sb, int ns) {
         if ((ns & CLONE_NEWNS) && (e = child_rule(sb->ruleset_fd, sb->ll_handled, "/proc", FS_READ, 0)) != 0) return e;
         if ((e = child_rule(sb->ruleset_fd, sb->ll_handled, "/proc/self/task", TASK_RIGHTS, 1)) != 0) return e;
     }
-    if (setrlimit(RLIMIT_FSIZE, &sb->fsize) < 0 || setrlimit(RLIMIT_DATA, &sb->data) < 0 ||
-        setrlimit(RLIMIT_CPU, &sb->cpu) < 0)
-        return errno;
+    if (setrlimit(RLIMIT_FSIZE, &sb->fsize) < 0 || setrlimit(RLIMIT_DATA, &sb->data) < 0 || setrlimit(RLIMIT_CPU, &sb->cpu) < 0) return errno;
     if (sb->set_nproc && setrlimit(RLIMIT_NPROC, &sb->nproc) < 0) return errno;
     if ((sb->nnp || sb->ruleset_fd >= 0 || sb->prog.filter) && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) return errno;
     if (sb->drop_caps) {
@@ -441,12 +434,15 @@ json_t *sandbox_describe(const kbv_sandbox *sb, int clone_got) {
     if (sb->ruleset_fd >= 0) snprintf(fs, sizeof fs, "landlock (ABI %d)", sb->landlock_abi);
     else snprintf(fs, sizeof fs, "none: %s", sb->fs_note);
     const char *net = clone_got & CLONE_NEWNET ? "namespace" : sb->seccomp_net ? "seccomp" : "none";
-    json_t *lims = json_pack("{s:o, s:o, s:o, s:o}", "file_bytes", lim_json(sb->fsize), "data_bytes", lim_json(sb->data),
-                             "cpu_s", lim_json(sb->cpu), "tasks", sb->set_nproc ? lim_json(sb->nproc) : json_null());
+    json_t *lims = json_pack("{s:o, s:o, s:o, s:o}", "file_bytes", lim_json(sb->fsize), "data_bytes", lim_json(sb->data), "cpu_s", lim_json(sb->cpu),
+                             "tasks", sb->set_nproc ? lim_json(sb->nproc) : json_null());
     return json_pack("{s:b, s:s, s:s, s:b, s:s, s:b, s:s, s:o}", "enabled", 1, "filesystem", fs, "network", net, "pid_namespace",
-                     (clone_got & CLONE_NEWPID) != 0, "proc",
-                     clone_got & CLONE_NEWNS ? "own" : "host's", "seccomp", sb->prog.filter != NULL, "capabilities",
-                     sb->drop_caps ? "dropped" : geteuid() == 0 ? "kept" : "none (not root)", "limits", lims);
+                     (clone_got & CLONE_NEWPID) != 0, "proc", clone_got & CLONE_NEWNS ? "own" : "host's", "seccomp", sb->prog.filter != NULL,
+                     "capabilities",
+                     sb->drop_caps    ? "dropped"
+                     : geteuid() == 0 ? "kept"
+                                      : "none (not root)",
+                     "limits", lims);
 }
 
 void sandbox_free(kbv_sandbox *sb) {

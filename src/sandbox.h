@@ -25,33 +25,33 @@
 #define KBV_SB_MAX 16
 
 typedef struct kbv_sandbox_spec {
-    int enable;                          /* 0: none of it (--no-sandbox) */
-    const char *writable[KBV_SB_MAX];    /* folders the worker may write beneath */
-    int nwritable;                       /* (and always the null-like devices and /dev/nvidia*) */
-    const char *secret[KBV_SB_MAX];      /* files or folders the worker may not read */
+    int enable;                       /* 0: none of it (--no-sandbox) */
+    const char *writable[KBV_SB_MAX]; /* folders the worker may write beneath */
+    int nwritable;                    /* (and always the null-like devices and /dev/nvidia*) */
+    const char *secret[KBV_SB_MAX];   /* files or folders the worker may not read */
     int nsecret;
-    const char *scratch_base;            /* entries named kbv-* here (other evaluations' scratch) are secret too */
-    const char *own_scratch;             /* ... except this one */
-    int drop_caps;                       /* when root: no capabilities after exec */
-    int gpu;                             /* the worker will use CUDA (Landlock only if CUDA works under it here) */
-    long long max_file_bytes;            /* RLIMIT_FSIZE; 0: unlimited */
-    long long max_data_bytes;            /* RLIMIT_DATA (host memory); 0: unlimited */
-    long long max_cpu_s;                 /* RLIMIT_CPU; 0: unlimited */
-    long max_procs;                      /* RLIMIT_NPROC headroom over the user's tasks now (not root); 0: none */
+    const char *scratch_base; /* entries named kbv-* here (other evaluations' scratch) are secret too */
+    const char *own_scratch;  /* ... except this one */
+    int drop_caps;            /* when root: no capabilities after exec */
+    int gpu;                  /* the worker will use CUDA (Landlock only if CUDA works under it here) */
+    long long max_file_bytes; /* RLIMIT_FSIZE; 0: unlimited */
+    long long max_data_bytes; /* RLIMIT_DATA (host memory); 0: unlimited */
+    long long max_cpu_s;      /* RLIMIT_CPU; 0: unlimited */
+    long max_procs;           /* RLIMIT_NPROC headroom over the user's tasks now (not root); 0: none */
 } kbv_sandbox_spec;
 
 typedef struct kbv_sandbox {
     int enable;
-    int ruleset_fd;                      /* Landlock ruleset, -1: none */
+    int ruleset_fd; /* Landlock ruleset, -1: none */
     int landlock_abi;
-    struct sock_fprog prog;              /* seccomp filter (filter NULL: none) */
-    int seccomp_net;                     /* the filter refuses internet sockets */
+    struct sock_fprog prog; /* seccomp filter (filter NULL: none) */
+    int seccomp_net;        /* the filter refuses internet sockets */
     int drop_caps, nnp;
-    int clone_flags;                     /* namespaces proc_spawn should try */
-    unsigned long long ll_handled;       /* the access rights the Landlock ruleset handles */
+    int clone_flags;               /* namespaces proc_spawn should try */
+    unsigned long long ll_handled; /* the access rights the Landlock ruleset handles */
     struct rlimit fsize, data, cpu, nproc;
     int set_nproc;
-    char fs_note[160];                   /* why there is no Landlock */
+    char fs_note[160]; /* why there is no Landlock */
 } kbv_sandbox;
 
 /* Build the sandbox for spec. Layers the machine cannot give are left out and noted; only

@@ -45,7 +45,6 @@ typedef enum stats_stop { STATS_CONTINUE = 0, STATS_STOP_CONVERGED, STATS_STOP_M
 /* The time at which the rule stops whatever the CI: extend_time_s when it extends, else max_time_s. */
 double stats_time_cap(const stats_stop_rule *rule);
 
-stats_stop stats_should_stop(const stats_stop_rule *rule, const double *samples, size_t n, double elapsed_s,
-                             double *noise);
+stats_stop stats_should_stop(const stats_stop_rule *rule, const double *samples, size_t n, double elapsed_s, double *noise);
 
 #endif

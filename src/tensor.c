@@ -28,17 +28,12 @@ static const struct {
     size_t size;
     int is_float;
 } kDtypes[KBV_DT_COUNT] = {
-    [KBV_DT_INVALID] = {"invalid", 0, 0}, [KBV_DT_BOOL] = {"bool", 1, 0},
-    [KBV_DT_U8] = {"uint8", 1, 0},        [KBV_DT_I8] = {"int8", 1, 0},
-    [KBV_DT_I16] = {"int16", 2, 0},       [KBV_DT_I32] = {"int32", 4, 0},
-    [KBV_DT_I64] = {"int64", 8, 0},       [KBV_DT_F16] = {"float16", 2, 1},
-    [KBV_DT_BF16] = {"bfloat16", 2, 1},   [KBV_DT_F32] = {"float32", 4, 1},
-    [KBV_DT_F64] = {"float64", 8, 1},
+    [KBV_DT_INVALID] = {"invalid", 0, 0}, [KBV_DT_BOOL] = {"bool", 1, 0},   [KBV_DT_U8] = {"uint8", 1, 0},    [KBV_DT_I8] = {"int8", 1, 0},
+    [KBV_DT_I16] = {"int16", 2, 0},       [KBV_DT_I32] = {"int32", 4, 0},   [KBV_DT_I64] = {"int64", 8, 0},   [KBV_DT_F16] = {"float16", 2, 1},
+    [KBV_DT_BF16] = {"bfloat16", 2, 1},   [KBV_DT_F32] = {"float32", 4, 1}, [KBV_DT_F64] = {"float64", 8, 1},
 };
 
-const char *kbv_dtype_name(kbv_dtype dt) {
-    return dt > KBV_DT_INVALID && dt < KBV_DT_COUNT ? kDtypes[dt].name : "invalid";
-}
+const char *kbv_dtype_name(kbv_dtype dt) { return dt > KBV_DT_INVALID && dt < KBV_DT_COUNT ? kDtypes[dt].name : "invalid"; }
 
 kbv_dtype kbv_dtype_from_name(const char *name) {
     if (!name) return KBV_DT_INVALID;
@@ -113,8 +108,7 @@ float kbv_bf16_to_float(uint16_t h) {
 void kbv_tensor_shape_str(const kbv_tensor *t, char *out, size_t outlen) {
     size_t o = 0;
     o += (size_t)snprintf(out + o, o < outlen ? outlen - o : 0, "[");
-    for (int i = 0; i < t->ndim; i++)
-        o += (size_t)snprintf(out + o, o < outlen ? outlen - o : 0, "%s%lld", i ? ", " : "", (long long)t->shape[i]);
+    for (int i = 0; i < t->ndim; i++) o += (size_t)snprintf(out + o, o < outlen ? outlen - o : 0, "%s%lld", i ? ", " : "", (long long)t->shape[i]);
     snprintf(out + o, o < outlen ? outlen - o : 0, "]");
 }
 

@@ -39,7 +39,7 @@ typedef struct kbv_tensor {
     int64_t strides[KBV_MAX_DIMS]; /* elements, as produced; contiguous data is always stored */
     void *data;                    /* numel * dtype size bytes, C order; owned (malloc/mmap) */
     size_t nbytes;
-    int mapped;                    /* 1 when data is an mmap of a file (kbv_tensor_free unmaps) */
+    int mapped; /* 1 when data is an mmap of a file (kbv_tensor_free unmaps) */
 } kbv_tensor;
 
 /* Torch's name of a dtype ("float32", "int64", "bool", ...) and back. */

@@ -135,8 +135,7 @@ const char *kbv_scratch_base(const char *base) {
 
 int kbv_mkscratch(const char *base, char *out, size_t outlen, kbv_err *err) {
     base = kbv_scratch_base(base);
-    if (snprintf(out, outlen, "%s/kbv-XXXXXX", base) >= (int)outlen)
-        return kbv_seterr(err, "scratch path under %s is too long", base);
+    if (snprintf(out, outlen, "%s/kbv-XXXXXX", base) >= (int)outlen) return kbv_seterr(err, "scratch path under %s is too long", base);
     if (!mkdtemp(out)) return kbv_seterr(err, "%s: cannot make a scratch folder there: %s", base, strerror(errno));
     return 0;
 }
@@ -263,9 +262,7 @@ double kbv_now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int kbv_random_u64(uint64_t *out) {
-    return getrandom(out, sizeof *out, 0) == (ssize_t)sizeof *out ? 0 : -1;
-}
+int kbv_random_u64(uint64_t *out) { return getrandom(out, sizeof *out, 0) == (ssize_t)sizeof *out ? 0 : -1; }
 
 uint64_t kbv_mix64(uint64_t x) {
     x += 0x9e3779b97f4a7c15ULL;

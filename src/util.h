@@ -93,7 +93,8 @@ typedef struct kbv_gpulock {
     int held;             /* 0 none, 1 shared, 2 exclusive */
     double waited_s;      /* total time spent waiting for it */
 } kbv_gpulock;
-#define KBV_GPULOCK_OFF {.main_fd = -1, .turn_fd = -1} /* an initialiser: no lock until kbv_gpulock_open */
+#define KBV_GPULOCK_OFF \
+    { .main_fd = -1, .turn_fd = -1 } /* an initialiser: no lock until kbv_gpulock_open */
 
 int kbv_gpulock_open(kbv_gpulock *l, const char *path, kbv_err *err);
 /* mode 0 releases, 1 takes it shared, 2 exclusive (releasing what is held first). */

@@ -9,15 +9,15 @@
 #include <cupti.h>
 #include <pthread.h>
 
-int kbv_launch_marker(cudaStream_t s, int end); /* bench.cu */
+int kbv_launch_marker(cudaStream_t s, int end);                                 /* bench.cu */
 char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status); /* libstdc++ */
 
 #define BUF_BYTES (8u << 20)
 
 typedef struct mem_rec {
     uint64_t ts;
-    long long bytes;   /* + allocation, - release; 0 for pool updates */
-    uint64_t pool;     /* pool address for stream-ordered allocations, else 0 */
+    long long bytes; /* + allocation, - release; 0 for pool updates */
+    uint64_t pool;   /* pool address for stream-ordered allocations, else 0 */
     long long pool_size;
 } mem_rec;
 
@@ -29,17 +29,17 @@ static struct {
     audit_kernel *k;
     size_t nk, capk;
     uint64_t dropped;
-    int oom;           /* a record could not be kept: the report says so */
+    int oom; /* a record could not be kept: the report says so */
 } A = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-#define CU_CHECK(call, err)                                                                           \
-    do {                                                                                              \
-        CUptiResult r_ = (call);                                                                      \
-        if (r_ != CUPTI_SUCCESS) {                                                                    \
-            const char *s_ = "unknown";                                                               \
-            (void)cuptiGetResultString(r_, &s_);                                                      \
-            return kbv_seterr((err), "%s failed at %s:%d: %s", #call, __FILE__, __LINE__, s_);         \
-        }                                                                                             \
+#define CU_CHECK(call, err)                                                                    \
+    do {                                                                                       \
+        CUptiResult r_ = (call);                                                               \
+        if (r_ != CUPTI_SUCCESS) {                                                             \
+            const char *s_ = "unknown";                                                        \
+            (void)cuptiGetResultString(r_, &s_);                                               \
+            return kbv_seterr((err), "%s failed at %s:%d: %s", #call, __FILE__, __LINE__, s_); \
+        }                                                                                      \
     } while (0)
 
 int audit_available(void) { return 1; }
@@ -82,12 +82,10 @@ static void keep_memory(const CUpti_ActivityMemory4 *m) {
     if (m->isAsync) {
         o->bytes = 0;
         o->pool = m->memoryPoolConfig.address ? m->memoryPoolConfig.address : 1;
-        o->pool_size = m->memoryPoolConfig.memoryPoolType == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL
-                           ? (long long)m->memoryPoolConfig.pool.size : 0;
+        o->pool_size = m->memoryPoolConfig.memoryPoolType == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL ? (long long)m->memoryPoolConfig.pool.size : 0;
     } else {
         o->pool = 0, o->pool_size = 0;
-        o->bytes = m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE ? -(long long)m->bytes
-                                                                                         : (long long)m->bytes;
+        o->bytes = m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE ? -(long long)m->bytes : (long long)m->bytes;
     }
 }
 
@@ -200,8 +198,8 @@ int audit_end(uintptr_t stream, audit_report *r, kbv_err *err) {
     pthread_mutex_lock(&A.mu);
     int have_begin = 0, have_end = 0;
     for (size_t i = 0; i < A.nk; i++) {
-        if (strstr(A.k[i].name, "kbv_audit_begin_marker")) have_begin = 1, r->own_stream = A.k[i].stream, r->begin_ns = A.k[i].end,
-                                                               r->empty_ns = A.k[i].end - A.k[i].start;
+        if (strstr(A.k[i].name, "kbv_audit_begin_marker"))
+            have_begin = 1, r->own_stream = A.k[i].stream, r->begin_ns = A.k[i].end, r->empty_ns = A.k[i].end - A.k[i].start;
         else if (strstr(A.k[i].name, "kbv_audit_end_marker")) have_end = 1, r->stop_ns = A.k[i].start;
     }
     r->markers = have_begin && have_end;
@@ -233,8 +231,14 @@ void audit_report_free(audit_report *r) {
 static int no_cupti(kbv_err *err) { return kbv_seterr(err, "kbv-worker was built without CUPTI"); }
 int audit_available(void) { return 0; }
 int audit_start(kbv_err *err) { return no_cupti(err); }
-int audit_footprint(long long *bytes, kbv_err *err) { *bytes = 0; return no_cupti(err); }
-int audit_begin(uintptr_t stream, kbv_err *err) { (void)stream; return no_cupti(err); }
+int audit_footprint(long long *bytes, kbv_err *err) {
+    *bytes = 0;
+    return no_cupti(err);
+}
+int audit_begin(uintptr_t stream, kbv_err *err) {
+    (void)stream;
+    return no_cupti(err);
+}
 int audit_end(uintptr_t stream, audit_report *r, kbv_err *err) {
     (void)stream;
     memset(r, 0, sizeof *r);

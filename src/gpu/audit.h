@@ -25,17 +25,17 @@ typedef struct audit_kernel {
 } audit_kernel;
 
 typedef struct audit_report {
-    audit_kernel *k;          /* the kernels recorded in the window, markers excluded */
+    audit_kernel *k; /* the kernels recorded in the window, markers excluded */
     int nk;
-    int markers;              /* both marker kernels were recorded (else the trace is not trustworthy) */
-    uint32_t own_stream;      /* the timer stream's CUPTI id (from the begin marker) */
-    uint64_t begin_ns;        /* end of the begin marker */
-    uint64_t empty_ns;        /* the begin marker's own duration: an empty kernel's device time */
-    uint64_t stop_ns;         /* start of the end marker: the call's stop */
-    uint64_t dropped;         /* records CUPTI dropped since audit_start */
-    long long mem_base;       /* device footprint when the window opened, bytes */
-    long long mem_peak;       /* highest footprint inside the window, bytes */
-    int allocations;          /* device allocations inside the window */
+    int markers;         /* both marker kernels were recorded (else the trace is not trustworthy) */
+    uint32_t own_stream; /* the timer stream's CUPTI id (from the begin marker) */
+    uint64_t begin_ns;   /* end of the begin marker */
+    uint64_t empty_ns;   /* the begin marker's own duration: an empty kernel's device time */
+    uint64_t stop_ns;    /* start of the end marker: the call's stop */
+    uint64_t dropped;    /* records CUPTI dropped since audit_start */
+    long long mem_base;  /* device footprint when the window opened, bytes */
+    long long mem_peak;  /* highest footprint inside the window, bytes */
+    int allocations;     /* device allocations inside the window */
 } audit_report;
 
 int audit_available(void);

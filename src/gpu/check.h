@@ -7,12 +7,11 @@
 
 #include "../util.h"
 
-#define GPU_CHECK(call, err)                                                                          \
-    do {                                                                                              \
-        cudaError_t e_ = (call);                                                                      \
-        if (e_ != cudaSuccess)                                                                        \
-            return kbv_seterr((err), "%s failed at %s:%d: %s (%s)", #call, __FILE__, __LINE__,         \
-                              cudaGetErrorString(e_), cudaGetErrorName(e_));                          \
+#define GPU_CHECK(call, err)                                                                                                                  \
+    do {                                                                                                                                      \
+        cudaError_t e_ = (call);                                                                                                              \
+        if (e_ != cudaSuccess)                                                                                                                \
+            return kbv_seterr((err), "%s failed at %s:%d: %s (%s)", #call, __FILE__, __LINE__, cudaGetErrorString(e_), cudaGetErrorName(e_)); \
     } while (0)
 
 #endif

@@ -6,11 +6,10 @@ extern "C" {
 }
 #include <cuda_runtime_api.h>
 
-#define GEN_CHECK(call, err)                                                                            \
-    do {                                                                                                \
-        cudaError_t e_ = (call);                                                                        \
-        if (e_ != cudaSuccess)                                                                          \
-            return kbv_seterr((err), "%s failed at %s:%d: %s", #call, __FILE__, __LINE__, cudaGetErrorString(e_)); \
+#define GEN_CHECK(call, err)                                                                                                          \
+    do {                                                                                                                              \
+        cudaError_t e_ = (call);                                                                                                      \
+        if (e_ != cudaSuccess) return kbv_seterr((err), "%s failed at %s:%d: %s", #call, __FILE__, __LINE__, cudaGetErrorString(e_)); \
     } while (0)
 
 static __global__ void fill_kernel(kbv_gen_plan g, unsigned char *out, long long n, unsigned es) {
@@ -35,8 +34,7 @@ static __global__ void sym_kernel(unsigned char *out, long long batch, long long
 
 static __global__ void fp_kernel(const unsigned char *data, unsigned long long nbytes, unsigned long long *acc) {
     unsigned long long words = (nbytes + 7) / 8, local = 0;
-    for (unsigned long long k = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; k < words;
-         k += (unsigned long long)gridDim.x * blockDim.x)
+    for (unsigned long long k = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; k < words; k += (unsigned long long)gridDim.x * blockDim.x)
         local += kbv_fp_word(data, nbytes, k);
     atomicAdd(acc, local);
 }

@@ -4,7 +4,6 @@
 #ifdef KBV_HAVE_CUDA
 #include "check.h"
 
-
 int gpu_compiled(void) { return 1; }
 
 int gpu_init(int device, kbv_err *err) {
@@ -67,14 +66,37 @@ int gpu_device_name(char *out, size_t outlen, kbv_err *err) {
 
 static int no_cuda(kbv_err *err) { return kbv_seterr(err, "kbv-worker was built without CUDA"); }
 int gpu_compiled(void) { return 0; }
-int gpu_init(int device, kbv_err *err) { (void)device; return no_cuda(err); }
-int gpu_malloc(void **ptr, size_t n, kbv_err *err) { (void)n; *ptr = NULL; return no_cuda(err); }
+int gpu_init(int device, kbv_err *err) {
+    (void)device;
+    return no_cuda(err);
+}
+int gpu_malloc(void **ptr, size_t n, kbv_err *err) {
+    (void)n;
+    *ptr = NULL;
+    return no_cuda(err);
+}
 void gpu_free(void *ptr) { (void)ptr; }
-int gpu_try_malloc(void **ptr, size_t n) { (void)n; *ptr = NULL; return -1; }
-int gpu_mem_free(size_t *free_bytes, kbv_err *err) { *free_bytes = 0; return no_cuda(err); }
-int gpu_copy_to_device(void *d, const void *s, size_t n, kbv_err *err) { (void)d, (void)s, (void)n; return no_cuda(err); }
-int gpu_copy_to_host(void *d, const void *s, size_t n, kbv_err *err) { (void)d, (void)s, (void)n; return no_cuda(err); }
+int gpu_try_malloc(void **ptr, size_t n) {
+    (void)n;
+    *ptr = NULL;
+    return -1;
+}
+int gpu_mem_free(size_t *free_bytes, kbv_err *err) {
+    *free_bytes = 0;
+    return no_cuda(err);
+}
+int gpu_copy_to_device(void *d, const void *s, size_t n, kbv_err *err) {
+    (void)d, (void)s, (void)n;
+    return no_cuda(err);
+}
+int gpu_copy_to_host(void *d, const void *s, size_t n, kbv_err *err) {
+    (void)d, (void)s, (void)n;
+    return no_cuda(err);
+}
 int gpu_sync(kbv_err *err) { return no_cuda(err); }
-int gpu_device_name(char *out, size_t outlen, kbv_err *err) { (void)out, (void)outlen; return no_cuda(err); }
+int gpu_device_name(char *out, size_t outlen, kbv_err *err) {
+    (void)out, (void)outlen;
+    return no_cuda(err);
+}
 
 #endif

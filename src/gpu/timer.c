@@ -13,10 +13,9 @@ int kbv_launch_empty(cudaStream_t s);
 int kbv_launch_discard(cudaStream_t s, void *p, long long bytes);
 int kbv_launch_marker(cudaStream_t s, int end);
 
-
 /* How long the cushion holds the stream: queueing a call longer than this, or a call that
  * waits for the GPU while queueing, ends the hold early (the sample says so). */
-#define CUSHION_NS 20000000ULL
+#define CUSHION_NS           20000000ULL
 #define STANDARD_FLUSH_BYTES (256LL << 20) /* KernelBench's clear_l2_cache: 32M int64 */
 
 struct gpu_timer {
@@ -24,9 +23,9 @@ struct gpu_timer {
     cudaEvent_t e0, e1;
     void *flush, *flush_std;
     long long flush_bytes, l2_bytes;
-    volatile int *flag;               /* mapped host memory: the cushion's release */
+    volatile int *flag; /* mapped host memory: the cushion's release */
     int *flag_dev;
-    unsigned long long *stamp;        /* mapped: [0] cushion gave up, [1..2] pre, [3..4] post */
+    unsigned long long *stamp; /* mapped: [0] cushion gave up, [1..2] pre, [3..4] post */
     unsigned long long *stamp_dev;
     int nsm;
     double peak_mhz, peak_gbs;
@@ -94,9 +93,7 @@ double gpu_timer_peak_gbs(const gpu_timer *t) { return t->peak_gbs; }
 
 int gpu_timer_launch_empty(void *timer) { return kbv_launch_empty(((gpu_timer *)timer)->stream) ? -1 : 0; }
 
-static void release(gpu_timer *t) {
-    __atomic_store_n(t->flag, 1, __ATOMIC_SEQ_CST);
-}
+static void release(gpu_timer *t) { __atomic_store_n(t->flag, 1, __ATOMIC_SEQ_CST); }
 
 /* After the stop event: wait for the whole device (a sticky error of the call surfaces here)
  * and read the elapsed time, unless the call itself failed. */
@@ -162,14 +159,35 @@ int gpu_timer_sample_standard(gpu_timer *t, gpu_timed_fn fn, void *ctx, gpu_samp
 #else /* built without CUDA */
 
 static int no_cuda(kbv_err *err) { return kbv_seterr(err, "kbv-worker was built without CUDA"); }
-int gpu_timer_create(gpu_timer **t, kbv_err *err) { *t = NULL; return no_cuda(err); }
+int gpu_timer_create(gpu_timer **t, kbv_err *err) {
+    *t = NULL;
+    return no_cuda(err);
+}
 void gpu_timer_destroy(gpu_timer *t) { (void)t; }
-uintptr_t gpu_timer_stream(const gpu_timer *t) { (void)t; return 0; }
-double gpu_timer_peak_mhz(const gpu_timer *t) { (void)t; return 0; }
-long long gpu_timer_l2_bytes(const gpu_timer *t) { (void)t; return 0; }
-double gpu_timer_peak_gbs(const gpu_timer *t) { (void)t; return 0; }
-int gpu_timer_launch_empty(void *timer) { (void)timer; return -1; }
-int gpu_timer_flush(gpu_timer *t, kbv_err *err) { (void)t; return no_cuda(err); }
+uintptr_t gpu_timer_stream(const gpu_timer *t) {
+    (void)t;
+    return 0;
+}
+double gpu_timer_peak_mhz(const gpu_timer *t) {
+    (void)t;
+    return 0;
+}
+long long gpu_timer_l2_bytes(const gpu_timer *t) {
+    (void)t;
+    return 0;
+}
+double gpu_timer_peak_gbs(const gpu_timer *t) {
+    (void)t;
+    return 0;
+}
+int gpu_timer_launch_empty(void *timer) {
+    (void)timer;
+    return -1;
+}
+int gpu_timer_flush(gpu_timer *t, kbv_err *err) {
+    (void)t;
+    return no_cuda(err);
+}
 int gpu_timer_sample(gpu_timer *t, gpu_timed_fn fn, void *ctx, gpu_sample *out, int *call_failed, kbv_err *err) {
     (void)t, (void)fn, (void)ctx, (void)out, (void)call_failed;
     return no_cuda(err);

@@ -15,7 +15,12 @@
  * last few calls ("held", as many as PLACE_BYTES holds) and each sample frees one drawn at
  * random, so the call's new output lands where that one was; and graph replay rotates over
  * graphs captured on several slots.
+ *
+ * The timing inputs are made by inputs.c (make_inputs), the timer and the call it makes are
+ * device.c's, and KernelBench's own timing (--protocol standard) is standard.c's.
  */
+#include "bench.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -25,20 +30,10 @@
 #include "../gpu/gpu.h"
 #include "../gpu/timer.h"
 #include "../proto.h"
-#include "worker.h"
-
-typedef struct call_ctx {
-    PyObject *callable, *args; /* args NULL: called without arguments */
-    PyObject *out;             /* the last call's result */
-} call_ctx;
-
-static int do_call(void *p) {
-    call_ctx *c = p;
-    c->out = c->args ? PyObject_CallObject(c->callable, c->args) : PyObject_CallNoArgs(c->callable);
-    return c->out ? 0 : -1;
-}
-
-static PyObject *torch_cuda(worker *w) { return PyObject_GetAttrString(w->dl.torch, "cuda"); }
+#include "device.h"
+#include "fail.h"
+#include "inputs.h"
+#include "values.h"
 
 /* Make kbv's stream (or the default one, on == 0) torch's current stream. */
 static int use_stream(worker *w, int on) {
@@ -52,23 +47,10 @@ static int use_stream(worker *w, int on) {
     return r ? 0 : -1;
 }
 
-static int make_timer(worker *w, kbv_err *err) {
-    if (!w->cuda || w->timer) return 0;
-    if (gpu_timer_create(&w->timer, err) < 0) {
-        gpu_timer_destroy(w->timer), w->timer = NULL;
-        return -1;
-    }
-    PyObject *cu = torch_cuda(w);
-    w->stream = cu ? PyObject_CallMethod(cu, "ExternalStream", "K", (unsigned long long)gpu_timer_stream(w->timer)) : NULL;
-    Py_XDECREF(cu);
-    if (!w->stream) return kbv_seterr(err, "torch.cuda.ExternalStream failed"), -1;
-    return 0;
-}
-
 static int is_tensor(worker *w, PyObject *v) { return PyObject_IsInstance(v, w->dl.tensor_type) == 1; }
 
 /* The timing inputs' copies may take this much memory (on the CPU, less). */
-#define PLACE_BYTES (256LL << 20)
+#define PLACE_BYTES     (256LL << 20)
 #define PLACE_BYTES_CPU (32LL << 20)
 
 /* Bytes of the tensors in v: a tensor, or a tuple or list of values (others count 0); -1
@@ -144,9 +126,7 @@ static int budget_copies(const worker *w, long long bytes) {
 }
 
 /* Draw number `count` of a sequence `salt` among n: at random, the same in every worker. */
-static int pick(unsigned long long count, unsigned long long salt, int n) {
-    return (int)(kbv_mix64(count ^ salt) % (uint64_t)n);
-}
+static int pick(unsigned long long count, unsigned long long salt, int n) { return (int)(kbv_mix64(count ^ salt) % (uint64_t)n); }
 
 /* A tuple with a clone of every tensor (new addresses, same values). */
 static PyObject *clone_args(worker *w, PyObject *vals) {
@@ -290,15 +270,14 @@ static int cpu_sample(worker *w, call_ctx *c, double *ms) {
 }
 
 /* The first replay uploads the graph: done here, so that no timed replay is a graph's first. */
-static const char kCapture[] =
-    "import torch\n"
-    "def capture(model, args, stream):\n"
-    "    g = torch.cuda.CUDAGraph()\n"
-    "    with torch.cuda.graph(g, stream=stream):\n"
-    "        out = model(*args)\n"
-    "    g.replay()\n"
-    "    torch.cuda.synchronize()\n"
-    "    return g, out\n";
+static const char kCapture[] = "import torch\n"
+                               "def capture(model, args, stream):\n"
+                               "    g = torch.cuda.CUDAGraph()\n"
+                               "    with torch.cuda.graph(g, stream=stream):\n"
+                               "        out = model(*args)\n"
+                               "    g.replay()\n"
+                               "    torch.cuda.synchronize()\n"
+                               "    return g, out\n";
 
 /* Capture the call into CUDA graphs over slots 0, 1, ... (values set 0): one, or for a short
  * call (outputs held) up to BENCH_GRAPHS. 0, or -1 with the error pending when not even the
@@ -446,8 +425,8 @@ json_t *cmd_bench(worker *w, const json_t *cmd) {
         int call_failed = 0;
         if (!w->cuda) {
             call_failed = cpu_sample(w, &c, &gs.ms) < 0;
-        } else if (gpu_timer_sample(w->timer, empty ? gpu_timer_launch_empty : do_call, empty ? (void *)w->timer : (void *)&c,
-                                    &gs, &call_failed, &err) < 0) {
+        } else if (gpu_timer_sample(w->timer, empty ? gpu_timer_launch_empty : do_call, empty ? (void *)w->timer : (void *)&c, &gs, &call_failed,
+                                    &err) < 0) {
             fail = proto_fail("cuda", err.msg, NULL);
             break;
         }
@@ -525,23 +504,6 @@ json_t *cmd_bench(worker *w, const json_t *cmd) {
     return r;
 }
 
-static long long torch_mem(worker *w, const char *fn) {
-    PyObject *cu = torch_cuda(w);
-    PyObject *v = cu ? PyObject_CallMethod(cu, fn, NULL) : NULL;
-    long long b = v && PyLong_Check(v) ? PyLong_AsLongLong(v) : -1;
-    Py_XDECREF(v), Py_XDECREF(cu);
-    PyErr_Clear();
-    return b;
-}
-
-void memory_mark(worker *w, long long *cupti, long long *torch_bytes) {
-    kbv_err err;
-    *cupti = -1, *torch_bytes = -1;
-    if (!w->cuda) return;
-    if (w->audit && audit_footprint(cupti, &err) < 0) *cupti = -1;
-    *torch_bytes = torch_mem(w, "memory_allocated");
-}
-
 /* Whether a (demangled) kernel name contains one of the candidate's own kernel names as a
  * whole identifier. */
 static int authored(const char *name, const json_t *names) {
@@ -549,7 +511,8 @@ static int authored(const char *name, const json_t *names) {
         const char *id = json_string_value(json_array_get(names, i));
         size_t n = id ? strlen(id) : 0;
         for (const char *p = n ? strstr(name, id) : NULL; p; p = strstr(p + 1, id)) {
-            int before = p == name || !(p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') || (p[-1] >= 'A' && p[-1] <= 'Z') || (p[-1] >= '0' && p[-1] <= '9'));
+            int before =
+                p == name || !(p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') || (p[-1] >= 'A' && p[-1] <= 'Z') || (p[-1] >= '0' && p[-1] <= '9'));
             char a = p[n];
             int after = !(a == '_' || (a >= 'a' && a <= 'z') || (a >= 'A' && a <= 'Z') || (a >= '0' && a <= '9'));
             if (before && after) return 1;
@@ -612,7 +575,8 @@ json_t *cmd_audit(worker *w, const json_t *cmd) {
         if (k->end > last) last = k->end;
         if (ar.markers && k->end > ar.stop_ns) {
             n_after++;
-            if (json_array_size(after) < 8) json_array_append_new(after, json_pack("{s:s, s:I}", "name", k->name, "ns_after_stop", (json_int_t)(k->end - ar.stop_ns)));
+            if (json_array_size(after) < 8)
+                json_array_append_new(after, json_pack("{s:s, s:I}", "name", k->name, "ns_after_stop", (json_int_t)(k->end - ar.stop_ns)));
         }
         if (ar.markers && k->stream != ar.own_stream) {
             n_other++;
@@ -649,38 +613,6 @@ json_t *cmd_audit(worker *w, const json_t *cmd) {
     json_object_set_new(r, "torch_peak_bytes", json_integer(torch_before >= 0 && torch_peak >= 0 ? torch_peak - torch_before : -1));
     audit_report_free(&ar);
     return r;
-}
-
-json_t *standard_time(worker *w, PyObject *model, PyObject *args, int warmup, int trials, double *mean_ms) {
-    kbv_err err = {{0}};
-    *mean_ms = 0;
-    if (make_timer(w, &err) < 0) return proto_fail("cuda", err.msg, NULL);
-    call_ctx c = {model, args, NULL};
-    for (int i = 0; i < warmup; i++) {
-        if (do_call(&c) < 0) return fail_python("python", "warm-up call");
-        Py_CLEAR(c.out);
-    }
-    if (w->cuda && gpu_sync(&err) < 0) return proto_fail("cuda", err.msg, NULL);
-    double sum = 0;
-    for (int i = 0; i < trials; i++) {
-        gpu_sample gs = {0};
-        int failed = 0;
-        if (!w->cuda) {
-            struct timespec a, b;
-            clock_gettime(CLOCK_MONOTONIC, &a);
-            failed = do_call(&c) < 0;
-            clock_gettime(CLOCK_MONOTONIC, &b);
-            gs.ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
-        } else if (gpu_timer_sample_standard(w->timer, do_call, &c, &gs, &failed, &err) < 0) {
-            Py_CLEAR(c.out);
-            return proto_fail("cuda", err.msg, NULL);
-        }
-        Py_CLEAR(c.out);
-        if (failed) return fail_python("python", "timed call");
-        sum += gs.ms;
-    }
-    *mean_ms = trials ? sum / trials : 0;
-    return NULL;
 }
 
 /* Fingerprints of a call's outputs (a new JSON array), or NULL with *fail set. Steals out. */

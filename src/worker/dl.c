@@ -112,8 +112,7 @@ PyObject *dl_to_torch(dl_ctx *c, kbv_tensor *t, kbv_err *err) {
     d->ndim = o->host.ndim;
     kbv_dtype dt = o->host.dtype;
     if (c->cuda) {
-        if (gpu_malloc(&o->dev, o->host.nbytes, err) < 0 ||
-            gpu_copy_to_device(o->dev, o->host.data, o->host.nbytes, err) < 0) {
+        if (gpu_malloc(&o->dev, o->host.nbytes, err) < 0 || gpu_copy_to_device(o->dev, o->host.data, o->host.nbytes, err) < 0) {
             owner_delete(&o->m);
             return NULL;
         }
@@ -313,8 +312,7 @@ int dl_borrow_host(dl_ctx *c, PyObject *tensor, kbv_tensor *out, int *borrowed, 
     return dl_export(c, tensor, out, NULL, borrowed, err);
 }
 
-PyObject *dl_locate(dl_ctx *c, PyObject *tensor, const void **ptr, size_t *span, int *contiguous, int *on_gpu,
-                    kbv_err *err) {
+PyObject *dl_locate(dl_ctx *c, PyObject *tensor, const void **ptr, size_t *span, int *contiguous, int *on_gpu, kbv_err *err) {
     PyObject *t = PyObject_CallMethod(tensor, "detach", NULL);
     char dtname[64];
     PyObject *dtype = t ? PyObject_GetAttrString(t, "dtype") : NULL;

@@ -13,11 +13,11 @@
 #include "../tensor.h"
 
 typedef struct dl_ctx {
-    PyObject *torch;        /* the torch module */
-    PyObject *from_dlpack;  /* torch.utils.dlpack.from_dlpack */
-    PyObject *to_dlpack;    /* torch.utils.dlpack.to_dlpack */
-    PyObject *tensor_type;  /* torch.Tensor */
-    int cuda;               /* 1: tensors live on cuda:0 */
+    PyObject *torch;       /* the torch module */
+    PyObject *from_dlpack; /* torch.utils.dlpack.from_dlpack */
+    PyObject *to_dlpack;   /* torch.utils.dlpack.to_dlpack */
+    PyObject *tensor_type; /* torch.Tensor */
+    int cuda;              /* 1: tensors live on cuda:0 */
 } dl_ctx;
 
 int dl_init(dl_ctx *c, int cuda, kbv_err *err);
@@ -37,7 +37,6 @@ PyObject *dl_wrap_device(dl_ctx *c, kbv_dtype dt, int ndim, const int64_t *shape
 
 /* Where a tensor's bytes are: device or host pointer, bytes spanned, and whether they are
  * C-contiguous; fills *dt. The capsule (returned, new reference) keeps them alive. */
-PyObject *dl_locate(dl_ctx *c, PyObject *tensor, const void **ptr, size_t *span, int *contiguous, int *on_gpu,
-                    kbv_err *err);
+PyObject *dl_locate(dl_ctx *c, PyObject *tensor, const void **ptr, size_t *span, int *contiguous, int *on_gpu, kbv_err *err);
 
 #endif

@@ -20,10 +20,10 @@ static struct {
         int reported;
     } f[MAX_FINDINGS];
     int n;
-    PyObject *saved;     /* dict: dotted name -> the object it named when armed */
-    PyObject *pmod;      /* the problem module, and copies of its namespace and its classes. */
+    PyObject *saved; /* dict: dotted name -> the object it named when armed */
+    PyObject *pmod;  /* the problem module, and copies of its namespace and its classes. */
     PyObject *problem_vars;
-    char flags[512];     /* global backend flags when armed */
+    char flags[512]; /* global backend flags when armed */
 } G;
 
 void guard_note(const char *id, const char *severity, const char *detail) {
@@ -69,8 +69,7 @@ static int hook(const char *event, PyObject *args, void *data) {
         /* Device nodes (/dev/null, /dev/nvidia*) are not files; /dev/shm is a file system, and
          * the scratch folders may live there (TMPDIR=/dev/shm). */
         int device_node = strncmp(p, "/dev/", 5) == 0 && strncmp(p, "/dev/shm/", 9) != 0 && strncmp(p, "/dev/mqueue/", 12) != 0;
-        if (writes && p[0] == '/' && strncmp(p, G.home, strlen(G.home)) != 0 && strncmp(p, G.cache, strlen(G.cache)) != 0 &&
-            !device_node) {
+        if (writes && p[0] == '/' && strncmp(p, G.home, strlen(G.home)) != 0 && strncmp(p, G.cache, strlen(G.cache)) != 0 && !device_node) {
             snprintf(msg, sizeof msg, "opened %s for writing, outside its scratch folder", p);
             guard_note("writes_outside_scratch", "suspect", msg);
         }
@@ -81,9 +80,8 @@ static int hook(const char *event, PyObject *args, void *data) {
             snprintf(msg, sizeof msg, "opened the reference's output %s", p);
             guard_note("reads_reference_outputs", "hack", msg);
         }
-    } else if (strncmp(event, "socket.", 7) == 0 &&
-               (strcmp(event + 7, "connect") == 0 || strcmp(event + 7, "bind") == 0 || strcmp(event + 7, "sendto") == 0 ||
-                strcmp(event + 7, "getaddrinfo") == 0)) {
+    } else if (strncmp(event, "socket.", 7) == 0 && (strcmp(event + 7, "connect") == 0 || strcmp(event + 7, "bind") == 0 ||
+                                                     strcmp(event + 7, "sendto") == 0 || strcmp(event + 7, "getaddrinfo") == 0)) {
         PyObject *r = PyTuple_Check(args) && PyTuple_GET_SIZE(args) > 1 ? PyObject_Repr(PyTuple_GET_ITEM(args, 1)) : NULL;
         snprintf(msg, sizeof msg, "%s %s", event, r && PyUnicode_Check(r) ? PyUnicode_AsUTF8(r) : "");
         Py_XDECREF(r);
@@ -124,17 +122,43 @@ static PyObject *resolve(const char *dotted) {
 }
 
 static const char *kWatched[] = {
-    "torch.cuda.synchronize", "torch.cuda.Event.record", "torch.cuda.Event.elapsed_time", "torch.cuda.Event.synchronize",
-    "torch.cuda.current_stream", "torch.cuda.set_stream", "torch.cuda.empty_cache", "torch.allclose", "torch.equal",
-    "torch.Tensor.__eq__", "torch.Tensor.cpu", "torch.Tensor.to", "torch.Tensor.clone", "torch.Tensor.copy_",
-    "torch.Tensor.contiguous", "torch.Tensor.data_ptr", "torch.Tensor.item", "torch.testing.assert_close",
-    "torch.manual_seed", "torch.rand", "torch.randn", "torch.randint", "torch.empty", "torch.utils.dlpack.to_dlpack",
-    "torch.utils.dlpack.from_dlpack", "time.perf_counter", "time.perf_counter_ns", "time.time", "time.monotonic",
+    "torch.cuda.synchronize",
+    "torch.cuda.Event.record",
+    "torch.cuda.Event.elapsed_time",
+    "torch.cuda.Event.synchronize",
+    "torch.cuda.current_stream",
+    "torch.cuda.set_stream",
+    "torch.cuda.empty_cache",
+    "torch.allclose",
+    "torch.equal",
+    "torch.Tensor.__eq__",
+    "torch.Tensor.cpu",
+    "torch.Tensor.to",
+    "torch.Tensor.clone",
+    "torch.Tensor.copy_",
+    "torch.Tensor.contiguous",
+    "torch.Tensor.data_ptr",
+    "torch.Tensor.item",
+    "torch.testing.assert_close",
+    "torch.manual_seed",
+    "torch.rand",
+    "torch.randn",
+    "torch.randint",
+    "torch.empty",
+    "torch.utils.dlpack.to_dlpack",
+    "torch.utils.dlpack.from_dlpack",
+    "time.perf_counter",
+    "time.perf_counter_ns",
+    "time.time",
+    "time.monotonic",
 };
 
 static const char *kFlags[] = {
-    "torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudnn.allow_tf32", "torch.backends.cudnn.benchmark",
-    "torch.backends.cudnn.deterministic", "torch.backends.cudnn.enabled",
+    "torch.backends.cuda.matmul.allow_tf32",
+    "torch.backends.cudnn.allow_tf32",
+    "torch.backends.cudnn.benchmark",
+    "torch.backends.cudnn.deterministic",
+    "torch.backends.cudnn.enabled",
     "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
     "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction",
 };
@@ -145,14 +169,12 @@ static void read_flags(char *out, size_t len) {
     size_t used = 0;
     for (size_t i = 0; i < sizeof kFlags / sizeof *kFlags && used < len; i++) {
         PyObject *v = resolve(kFlags[i]);
-        used += (size_t)snprintf(out + used, len - used, "%s=%s;", strrchr(kFlags[i], '.') + 1,
-                                 v == Py_True ? "1" : v == Py_False ? "0" : "?");
+        used += (size_t)snprintf(out + used, len - used, "%s=%s;", strrchr(kFlags[i], '.') + 1, v == Py_True ? "1" : v == Py_False ? "0" : "?");
         Py_XDECREF(v);
     }
     PyObject *f = resolve("torch.get_float32_matmul_precision");
     PyObject *p = f ? PyObject_CallNoArgs(f) : NULL;
-    if (used < len)
-        snprintf(out + used, len - used, "float32_matmul_precision=%s", p && PyUnicode_Check(p) ? PyUnicode_AsUTF8(p) : "?");
+    if (used < len) snprintf(out + used, len - used, "float32_matmul_precision=%s", p && PyUnicode_Check(p) ? PyUnicode_AsUTF8(p) : "?");
     Py_XDECREF(p), Py_XDECREF(f);
     PyErr_Clear();
 }
@@ -272,8 +294,8 @@ json_t *guard_take(worker *w) {
     for (int i = 0; i < G.n; i++) {
         if (G.f[i].reported) continue;
         if (!a) a = json_array();
-        json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s}", "id", G.f[i].id, "severity", G.f[i].severity, "detail",
-                                           G.f[i].detail, "step", G.f[i].step));
+        json_array_append_new(
+            a, json_pack("{s:s, s:s, s:s, s:s}", "id", G.f[i].id, "severity", G.f[i].severity, "detail", G.f[i].detail, "step", G.f[i].step));
         G.f[i].reported = 1;
     }
     return a;

@@ -3,12 +3,17 @@
  * The file is parsed with the embedded interpreter's `ast`; nothing in it is executed. The
  * CUDA sources are the string constants that look like C++; kernels are `__global__`
  * functions, launches are `name<<<`. Everything found here is at most `suspect`: a pattern
- * in the source is not evidence that it ran (the dynamic detectors decide).
+ * in the source is not evidence that it ran (the dynamic detectors decide). The name of the
+ * candidate's model class (for the checks on that class) comes from the loader that would
+ * load the file (loader.h).
  */
+#include "inspect.h"
+
 #include <string.h>
 
 #include "../proto.h"
-#include "worker.h"
+#include "fail.h"
+#include "loader.h"
 
 static const char kInspector[] =
     "import ast, re\n"
@@ -21,7 +26,7 @@ static const char kInspector[] =
     "    if isinstance(n, ast.Name):\n"
     "        parts.append(n.id); return '.'.join(reversed(parts))\n"
     "    return None\n"
-    "def inspect_source(path):\n"
+    "def inspect_source(path, cls):\n"
     "    with open(path, encoding='utf-8', errors='replace') as f:\n"
     "        src = f.read()\n"
     "    out = {'load_inline': False, 'kernels': [], 'launched': [], 'triton_kernels': [], 'findings': []}\n"
@@ -33,7 +38,7 @@ static const char kInspector[] =
     "    except SyntaxError as e:\n"
     "        out['syntax_error'] = '%s (line %s)' % (e.msg, e.lineno)\n"
     "        return out\n"
-    "    except ValueError as e:\n"  /* Python < 3.12: null bytes in the source */
+    "    except ValueError as e:\n" /* Python < 3.12: null bytes in the source */
     "        out['syntax_error'] = str(e)\n"
     "        return out\n"
     "    cuda = '\\n'.join(n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)\n"
@@ -42,7 +47,8 @@ static const char kInspector[] =
     "    launched = set(LAUNCH.findall(cuda))\n"
     "    triton = []\n"
     "    for n in ast.walk(tree):\n"
-    "        if isinstance(n, ast.FunctionDef) and any('jit' in (dotted(d.func if isinstance(d, ast.Call) else d) or '') for d in n.decorator_list):\n"
+    "        if isinstance(n, ast.FunctionDef) and any('jit' in (dotted(d.func if isinstance(d, ast.Call) else d) or '') for d in "
+    "n.decorator_list):\n"
     "            triton.append(n.name)\n"
     "        if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) and isinstance(n.func.value, ast.Name):\n"
     "            launched.add(n.func.value.id)\n"
@@ -96,10 +102,10 @@ static const char kInspector[] =
     "                    add('static_global_flags', 'suspect', n, 'sets %s' % d)\n"
     "                elif isinstance(t, ast.Attribute) and d.split('.')[0] in ('torch', 'time', 'sys', 'builtins', 'os'):\n"
     "                    add('static_monkeypatch', 'suspect', n, 'assigns %s' % d)\n"
-    "        elif isinstance(n, ast.ClassDef) and n.name == 'ModelNew':\n"
+    "        elif isinstance(n, ast.ClassDef) and n.name == cls:\n"
     "            bases = [dotted(b) for b in n.bases]\n"
     "            if 'Model' in bases:\n"
-    "                add('static_subclasses_reference', 'info', n, 'ModelNew subclasses the problem\\'s Model')\n"
+    "                add('static_subclasses_reference', 'info', n, '%s subclasses the problem\\'s Model' % cls)\n"
     "            for m in n.body:\n"
     "                if isinstance(m, ast.FunctionDef) and m.name == 'forward':\n"
     "                    for t in ast.walk(m):\n"
@@ -111,12 +117,13 @@ static const char kInspector[] =
     "        add('static_no_kernel', 'info', tree, 'no __global__ or @triton.jit kernel in the source')\n"
     "    return out\n";
 
-/* The inspector's result as JSON (a new reference), or NULL with the Python error pending. */
-static json_t *run_inspector(const char *path) {
+/* The inspector's result as JSON (a new reference), or NULL with the Python error pending;
+ * cls is the candidate's model class (NULL: none is looked for). */
+static json_t *run_inspector(const char *path, const char *cls) {
     PyObject *code = Py_CompileString(kInspector, "<kbv inspect>", Py_file_input);
     PyObject *mod = code ? PyImport_ExecCodeModule("_kbv_inspect", code) : NULL;
     Py_XDECREF(code);
-    PyObject *res = mod ? PyObject_CallMethod(mod, "inspect_source", "s", path) : NULL;
+    PyObject *res = mod ? PyObject_CallMethod(mod, "inspect_source", "sz", path, cls) : NULL;
     Py_XDECREF(mod);
     PyObject *jsonmod = res ? PyImport_ImportModule("json") : NULL;
     PyObject *text = jsonmod ? PyObject_CallMethod(jsonmod, "dumps", "O", res) : NULL;
@@ -132,7 +139,8 @@ json_t *cmd_inspect(worker *w, const json_t *cmd) {
     const char *path;
     kbv_err err;
     if (proto_get_str(cmd, "path", &path, &err) < 0) return proto_fail("protocol", err.msg, NULL);
-    json_t *j = run_inspector(path);
+    const cand_loader *ld = loader_find(path);
+    json_t *j = run_inspector(path, ld ? ld->class_name : NULL);
     if (!j) return fail_python("load", "inspecting the source");
     json_t *r = proto_ok();
     json_object_set_new(r, "inspect", j);

@@ -15,9 +15,9 @@ int py_start(kbv_err *err) {
     PyConfig config;
     PyConfig_InitPythonConfig(&config);
     config.parse_argv = 0;
-    config.write_bytecode = 0;      /* no __pycache__ beside problem or candidate files */
+    config.write_bytecode = 0; /* no __pycache__ beside problem or candidate files */
     config.user_site_directory = 0;
-    config.use_environment = 0;     /* PYTHON* variables of the caller do not apply */
+    config.use_environment = 0; /* PYTHON* variables of the caller do not apply */
     static const char *paths[] = {KBV_PY_PATHS};
     st = PyConfig_SetBytesString(&config, &config.program_name, KBV_PY_EXECUTABLE);
     if (PyStatus_Exception(st)) goto fail;
@@ -74,9 +74,8 @@ void py_take_error(kbv_err *err, char **traceback, int *is_exit) {
     kbv_seterr(err, "%s: %s", tname, msg);
     if (traceback) {
         PyObject *mod = PyImport_ImportModule("traceback");
-        PyObject *lines = mod ? PyObject_CallMethod(mod, "format_exception", "OOO", type ? type : Py_None,
-                                                    value ? value : Py_None, tb ? tb : Py_None)
-                              : NULL;
+        PyObject *lines =
+            mod ? PyObject_CallMethod(mod, "format_exception", "OOO", type ? type : Py_None, value ? value : Py_None, tb ? tb : Py_None) : NULL;
         PyObject *sep = lines ? PyUnicode_FromString("") : NULL;
         PyObject *joined = sep ? PyUnicode_Join(sep, lines) : NULL;
         PyObject *bytes = joined ? PyUnicode_AsEncodedString(joined, "utf-8", "replace") : NULL;
@@ -130,4 +129,12 @@ fail:
 done:
     Py_XDECREF(spec), Py_XDECREF(loader), Py_XDECREF(util), Py_XDECREF(mach);
     return mod;
+}
+
+int py_has_callable(PyObject *obj, const char *name) {
+    PyObject *a = PyObject_GetAttrString(obj, name);
+    int ok = a && PyCallable_Check(a);
+    Py_XDECREF(a);
+    if (!ok) PyErr_Clear();
+    return ok;
 }

@@ -23,6 +23,8 @@ void py_take_error(kbv_err *err, char **traceback, int *is_exit);
  * copied into the new module first (KernelBench executes candidates in the problem's
  * namespace). Returns a new reference or NULL with the Python error pending. */
 PyObject *py_load_file(const char *name, const char *path, PyObject *seed);
+/* 1 if obj has a callable attribute name; 0 otherwise, with no Python error left. */
+int py_has_callable(PyObject *obj, const char *name);
 
 /* UTF-8 text of str(obj) into out; replaces undecodable characters. */
 void py_str(PyObject *obj, char *out, size_t outlen);

@@ -174,8 +174,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             !memchr(it->model, '\0', sizeof it->model))
             FAIL("entry %d: unterminated string", i);
         if (!it->problem[0] || !it->candidate[0] || !it->model[0]) FAIL("entry %d: empty problem, candidate or model", i);
-        if ((it->problem[0] != '/' && strncmp(it->problem, "m/", 2) != 0) ||
-            (it->candidate[0] != '/' && strncmp(it->candidate, "m/", 2) != 0))
+        if ((it->problem[0] != '/' && strncmp(it->problem, "m/", 2) != 0) || (it->candidate[0] != '/' && strncmp(it->candidate, "m/", 2) != 0))
             FAIL("entry %d: path not resolved against the manifest's folder", i);
         if (it->sample < -1 || it->level < -1) FAIL("entry %d: sample %d, level %d", i, it->sample, it->level);
         if (it->line <= last || it->line > lines) FAIL("entry %d: line %d after %d (of %d)", i, it->line, last, lines);

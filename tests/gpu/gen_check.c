@@ -28,8 +28,7 @@ int main(void) {
                 uint64_t fpg = 0;
                 gen_fill_host(&g, host, n, es);
                 int ok = cudaMalloc(&dev, nb) == cudaSuccess && gpu_gen_fill(&g, dev, n, es, &err) == 0 &&
-                         cudaMemcpy(back, dev, nb, cudaMemcpyDeviceToHost) == cudaSuccess &&
-                         gpu_fingerprint(dev, nb, &fpg, &err) == 0;
+                         cudaMemcpy(back, dev, nb, cudaMemcpyDeviceToHost) == cudaSuccess && gpu_fingerprint(dev, nb, &fpg, &err) == 0;
                 size_t first = nb;
                 for (size_t i = 0; ok && i < nb; i++)
                     if (host[i] != back[i]) {
@@ -40,8 +39,8 @@ int main(void) {
                     passed++;
                 } else {
                     failed++;
-                    printf("not ok - dist %d domain %d dtype %s: %s first differing byte %zu\n", dist, dom,
-                           kbv_dtype_name((kbv_dtype)dts[k]), err.msg, first);
+                    printf("not ok - dist %d domain %d dtype %s: %s first differing byte %zu\n", dist, dom, kbv_dtype_name((kbv_dtype)dts[k]),
+                           err.msg, first);
                 }
                 cudaFree(dev), free(host), free(back);
             }

@@ -51,14 +51,14 @@ static int do_openat(const char *call, int dir, const char *path, int flags, mod
     return fd;
 }
 
-#define MODE_ARG(flags, mode)                                                                                          \
-    do {                                                                                                               \
-        if ((flags) & (O_CREAT | O_TMPFILE)) {                                                                         \
-            va_list ap;                                                                                                \
-            va_start(ap, flags);                                                                                       \
-            mode = va_arg(ap, mode_t);                                                                                 \
-            va_end(ap);                                                                                                \
-        }                                                                                                              \
+#define MODE_ARG(flags, mode)                  \
+    do {                                       \
+        if ((flags) & (O_CREAT | O_TMPFILE)) { \
+            va_list ap;                        \
+            va_start(ap, flags);               \
+            mode = va_arg(ap, mode_t);         \
+            va_end(ap);                        \
+        }                                      \
     } while (0)
 
 int open(const char *path, int flags, ...) {
@@ -245,8 +245,13 @@ int main(int argc, char **argv) {
     snprintf(home, sizeof home, "%s/cand", base);
     snprintf(secret, sizeof secret, "%s/ref", base);
     if (mkdir(base, 0700) < 0 || mkdir(home, 0700) < 0 || mkdir(secret, 0700) < 0) return perror("probe: mkdir"), 2;
-    kbv_sandbox_spec sp = {.enable = 1, .gpu = 1, .drop_caps = 1, .max_file_bytes = 1LL << 36,
-                           .max_data_bytes = sandbox_phys_bytes() / 4 * 3, .max_cpu_s = 600, .max_procs = 4096};
+    kbv_sandbox_spec sp = {.enable = 1,
+                           .gpu = 1,
+                           .drop_caps = 1,
+                           .max_file_bytes = 1LL << 36,
+                           .max_data_bytes = sandbox_phys_bytes() / 4 * 3,
+                           .max_cpu_s = 600,
+                           .max_procs = 4096};
     sp.writable[sp.nwritable++] = home;
     if (hide) sp.secret[sp.nsecret++] = secret, sp.scratch_base = tmp, sp.own_scratch = base;
     kbv_sandbox sb;
@@ -262,10 +267,9 @@ int main(int argc, char **argv) {
     waitpid(pid, &st, 0);
     printf("probe: skip=%s gpu_full=%s writable=%s%s ns=%s%s%s landlock=%d (%s) seccomp=%d -> %s\n",
            getenv("KBV_SANDBOX_SKIP") ? getenv("KBV_SANDBOX_SKIP") : "-", getenv("KBV_SANDBOX_GPU_FULL") ? "1" : "0",
-           getenv("KBV_SANDBOX_WRITABLE") ? getenv("KBV_SANDBOX_WRITABLE") : "-", hide ? "" : " no-hide", got & CLONE_NEWPID ? "pid," : "", got & CLONE_NEWNET ? "net," : "",
-           got & CLONE_NEWNS ? "mnt+proc" : "", sb.ruleset_fd >= 0 ? sb.landlock_abi : 0,
-           sb.ruleset_fd >= 0 ? "on" : sb.fs_note, sb.prog.filter != NULL,
-           WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "CUDA OK" : "CUDA FAILED");
+           getenv("KBV_SANDBOX_WRITABLE") ? getenv("KBV_SANDBOX_WRITABLE") : "-", hide ? "" : " no-hide", got & CLONE_NEWPID ? "pid," : "",
+           got & CLONE_NEWNET ? "net," : "", got & CLONE_NEWNS ? "mnt+proc" : "", sb.ruleset_fd >= 0 ? sb.landlock_abi : 0,
+           sb.ruleset_fd >= 0 ? "on" : sb.fs_note, sb.prog.filter != NULL, WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "CUDA OK" : "CUDA FAILED");
     sandbox_free(&sb);
     rmdir(secret), rmdir(home), rmdir(base);
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;

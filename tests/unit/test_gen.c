@@ -117,13 +117,13 @@ int main(void) {
 
     /* float -> half / bfloat16, round to nearest even */
     CHECK(kbv_f32_to_f16(1.0f) == 0x3c00 && kbv_f32_to_f16(-2.0f) == 0xc000);
-    CHECK(kbv_f32_to_f16(65520.0f) == 0x7c00);                 /* rounds up to infinity */
-    CHECK(kbv_f32_to_f16(ldexpf(1, -24)) == 0x0001);           /* smallest subnormal */
-    CHECK(kbv_f32_to_f16(1.0f + ldexpf(1, -11)) == 0x3c00);    /* tie to even */
+    CHECK(kbv_f32_to_f16(65520.0f) == 0x7c00);                  /* rounds up to infinity */
+    CHECK(kbv_f32_to_f16(ldexpf(1, -24)) == 0x0001);            /* smallest subnormal */
+    CHECK(kbv_f32_to_f16(1.0f + ldexpf(1, -11)) == 0x3c00);     /* tie to even */
     CHECK(kbv_f32_to_f16(1.0f + 3 * ldexpf(1, -11)) == 0x3c02); /* tie to even, up */
     for (float x = -3.0f; x < 3.0f; x += 0.37f) CHECK_NEAR(kbv_half_to_float(kbv_f32_to_f16(x)), x, fabsf(x) * 1e-3);
     CHECK(kbv_f32_to_bf16(1.0f) == 0x3f80 && kbv_f32_to_bf16(-5.0f) == 0xc0a0);
-    CHECK(kbv_f32_to_bf16(1.0f + ldexpf(1, -8)) == 0x3f80);    /* tie to even */
+    CHECK(kbv_f32_to_bf16(1.0f + ldexpf(1, -8)) == 0x3f80); /* tie to even */
 
     /* fingerprints: any byte matters; equal bytes give equal prints */
     unsigned char buf[37];

@@ -26,8 +26,7 @@ int main(void) {
     json_t *rep;
 
     /* A reply on fd 4 arrives; a command reaches fd 3. */
-    CHECK(run(&p, "echo '{\"ok\":true,\"n\":1}' >&4; read line <&3; echo \"{\\\"ok\\\":true,\\\"got\\\":$line}\" >&4; sleep 30",
-              5, &rep) == PROC_OK);
+    CHECK(run(&p, "echo '{\"ok\":true,\"n\":1}' >&4; read line <&3; echo \"{\\\"ok\\\":true,\\\"got\\\":$line}\" >&4; sleep 30", 5, &rep) == PROC_OK);
     CHECK(json_integer_value(json_object_get(rep, "n")) == 1);
     json_decref(rep);
     json_t *cmd = json_pack("{s:s}", "op", "x");
@@ -67,8 +66,7 @@ int main(void) {
     proc_kill(&p), proc_free(&p);
 
     /* Output is drained while waiting and capped: 2 MB written, head and tail kept. */
-    CHECK(run(&p, "head -c 2000000 /dev/zero | tr '\\0' a; echo END; echo '{\"ok\":true}' >&4; sleep 30", 10, &rep) ==
-          PROC_OK);
+    CHECK(run(&p, "head -c 2000000 /dev/zero | tr '\\0' a; echo END; echo '{\"ok\":true}' >&4; sleep 30", 10, &rep) == PROC_OK);
     json_decref(rep);
     proc_kill(&p);
     CHECK(p.out.total == 2000004);
@@ -80,8 +78,7 @@ int main(void) {
     proc_free(&p);
 
     /* A grandchild that detached (setsid) is reaped by kbv as a subreaper. */
-    CHECK(run(&p, "setsid sleep 300 & echo $! > /tmp/kbv_test_proc_orphan.$PPID; echo '{\"ok\":true}' >&4; sleep 30",
-              5, &rep) == PROC_OK);
+    CHECK(run(&p, "setsid sleep 300 & echo $! > /tmp/kbv_test_proc_orphan.$PPID; echo '{\"ok\":true}' >&4; sleep 30", 5, &rep) == PROC_OK);
     json_decref(rep);
     usleep(200000);
     char path[64];

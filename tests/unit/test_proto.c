@@ -69,8 +69,8 @@ int main(void) {
     proto_reader_free(&r);
 
     /* Garbage of every kind is a protocol error with a reason, never a crash. */
-    const char *bad[] = {"", "garbage", "[1,2]", "{\"ok\":1}", "{\"op\":5}", "{\"ok\":false}",
-                         "{\"ok\":true,\"ok\":false}", "{\"ok\":true", "\xff\xfe"};
+    const char *bad[] = {"",        "garbage", "[1,2]", "{\"ok\":1}", "{\"op\":5}", "{\"ok\":false}", "{\"ok\":true,\"ok\":false}", "{\"ok\":true",
+                         "\xff\xfe"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         CHECK(proto_parse(bad[i], strlen(bad[i]), &m, &err) == -1);
         CHECK(m == NULL && err.msg[0]);

@@ -17,7 +17,7 @@ int main(void) {
     snprintf(c->distribution, sizeof c->distribution, "nominal");
     c->seed = 5, c->evaluated = 1, c->passed = 0, c->max_abs_err = 0.5, c->atol = 1e-4;
     snprintf(c->detail, sizeof c->detail, "output 0: element 3 is 1, expected 0");
-    result_add_flag(&r, "output_truncated", "info", "wrote %d bytes", 12);
+    result_add_finding(&r, FIND_OUTPUT_TRUNCATED, NULL, "wrote %d bytes", 12);
     result_add_error(&r, "first");
     result_add_error(&r, "second");
     r.candidate_stdout = strdup("bad utf8 \xff here");

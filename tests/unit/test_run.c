@@ -21,8 +21,10 @@ int main(void) {
     run_item *it;
 
     /* JSON Lines: paths under the manifest's folder (absolute ones kept), defaults. */
-    CHECK(PARSE("r.jsonl", "# comment\n\n{\"problem\": \"p.py\", \"candidate\": \"/abs/c.py\", \"model\": \"gpt\", \"sample\": 3, "
-                           "\"level\": 1}\r\n  {\"problem\": \"q.py\", \"candidate\": \"d.py\"}", &it, &err) == 2);
+    CHECK(PARSE("r.jsonl",
+                "# comment\n\n{\"problem\": \"p.py\", \"candidate\": \"/abs/c.py\", \"model\": \"gpt\", \"sample\": 3, "
+                "\"level\": 1}\r\n  {\"problem\": \"q.py\", \"candidate\": \"d.py\"}",
+                &it, &err) == 2);
     CHECK_STR(it[0].problem, "m/p.py");
     CHECK_STR(it[0].candidate, "/abs/c.py");
     CHECK_STR(it[0].model, "gpt");
@@ -60,8 +62,7 @@ int main(void) {
     /* Found by fuzz_manifest: a JSON sample or level below 0 was taken as is (-1 means "not
      * given"), and one beyond int wrapped (2^32 became sample 0). Now both are refused, as
      * in CSV. */
-    const char *bad_ints[] = {"{\"problem\":\"p\",\"candidate\":\"c\",\"sample\":-5}",
-                              "{\"problem\":\"p\",\"candidate\":\"c\",\"sample\":-1}",
+    const char *bad_ints[] = {"{\"problem\":\"p\",\"candidate\":\"c\",\"sample\":-5}", "{\"problem\":\"p\",\"candidate\":\"c\",\"sample\":-1}",
                               "{\"problem\":\"p\",\"candidate\":\"c\",\"level\":4294967296}",
                               "{\"problem\":\"p\",\"candidate\":\"c\",\"sample\":1000000001}"};
     for (size_t i = 0; i < sizeof bad_ints / sizeof *bad_ints; i++) {

@@ -53,8 +53,8 @@ int main(void) {
     stats_stop_rule r = {.min_samples = 10, .max_samples = 1000, .min_time_s = 0.5, .max_time_s = 10, .target = 0.005};
     double t[1000], noise;
     for (int i = 0; i < 1000; i++) s = kbv_mix64(s), t[i] = 1.0 + 0.001 * (double)(s >> 11) / 9007199254740992.0;
-    CHECK(stats_should_stop(&r, t, 5, 1.0, &noise) == STATS_CONTINUE);   /* too few samples */
-    CHECK(stats_should_stop(&r, t, 50, 0.1, &noise) == STATS_CONTINUE);  /* too little time */
+    CHECK(stats_should_stop(&r, t, 5, 1.0, &noise) == STATS_CONTINUE);  /* too few samples */
+    CHECK(stats_should_stop(&r, t, 50, 0.1, &noise) == STATS_CONTINUE); /* too little time */
     CHECK(stats_should_stop(&r, t, 50, 1.0, &noise) == STATS_STOP_CONVERGED && noise < 0.005);
     for (int i = 0; i < 1000; i++) s = kbv_mix64(s), t[i] = 1.0 + 2.0 * (double)(s >> 11) / 9007199254740992.0;
     CHECK(stats_should_stop(&r, t, 50, 1.0, &noise) == STATS_CONTINUE && noise > 0.005); /* noisy */
@@ -75,7 +75,6 @@ int main(void) {
     /* With resamples and seed given, the rule judges the very CI the result reports. */
     r.resamples = 2000, r.seed = 0xA1;
     (void)stats_should_stop(&r, t, 48, 10.0, &noise);
-    CHECK(stats_bootstrap_median_ci(t, 48, 2000, 0.95, 0xA1, &lo, &hi) == 0 &&
-          fabs(noise - (hi - lo) / 2 / stats_median(t, 48)) < 1e-15);
+    CHECK(stats_bootstrap_median_ci(t, 48, 2000, 0.95, 0xA1, &lo, &hi) == 0 && fabs(noise - (hi - lo) / 2 / stats_median(t, 48)) < 1e-15);
     CHECK_DONE("test_stats");
 }

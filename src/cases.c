@@ -1,0 +1,434 @@
+/* cases.c -- the cases of the verified protocol: for each distribution and seed, the
+ * reference's runs (the float64 oracle, the TF32 baseline, the strict fp32 run) with the
+ * domain fallback of a hidden case, the candidate's two runs under different poison in its
+ * own process, and the judgement of the case in C (docs/correctness.md).
+ *
+ * Case plan: for each distribution in kDists, --cases seeds. A hidden case whose reference
+ * output is not valid is retried in narrower domains (raw, abs, nominal_range, a fresh
+ * nominal draw); if none is valid the case is skipped and never counts.
+ * What the outputs of a failed case show is detect.c's; the reference side kept for later
+ * candidates is refcache.c's; the status is verdict.c's.
+ */
+#include "evalctx.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+#include "gen_host.h"
+
+static const char *kDists[] = {"nominal", "normal", "uniform_shifted", "mixed_magnitude", "heavy_tailed"};
+static const int kDistCode[] = {-1, KBV_DIST_NORMAL, KBV_DIST_UNIFORM_SHIFTED, KBV_DIST_MIXED_MAGNITUDE, KBV_DIST_HEAVY_TAILED};
+static const char *kDomains[] = {"raw", "abs", "nominal_range", "nominal"};
+
+static uint64_t case_seed(uint64_t run_seed, int i) { return kbv_derive_seed(run_seed, 0x100 + (uint64_t)i) & SEED_MASK; }
+
+static json_t *forward_cmd(const eval_ctx *c, const char *dir, int ci, const char *tag, const char *precision, int tf32, int poison,
+                           long long poison_bytes) {
+    char prefix[PATH_MAX + 64];
+    snprintf(prefix, sizeof prefix, "%s/%s/case%d_%s_", c->scratch, dir, ci, tag);
+    json_t *cmd = json_pack("{s:s, s:s, s:s}", "op", "forward", "prefix", prefix, "precision", precision);
+    if (tf32 >= 0 && strcmp(c->r->device, "cuda") == 0) json_object_set_new(cmd, "tf32", json_boolean(tf32));
+    if (poison >= 0) {
+        json_object_set_new(cmd, "poison", json_integer(poison));
+        json_object_set_new(cmd, "poison_bytes", json_integer(poison_bytes));
+    }
+    return cmd;
+}
+
+/* Make case ci's inputs (domain dom) in worker p. On success *prints (if non-NULL) gets their
+ * fingerprints; a failure reply is left in *fail (caller frees). */
+static proc_result gen_inputs(eval_ctx *c, kbv_proc *p, int ci, int dist, int dom, uint64_t seed, reply_prints *prints, kbv_reply *fail,
+                              kbv_err *err) {
+    kbv_reply rep;
+    memset(fail, 0, sizeof *fail);
+    proc_result pr = session_step(
+        c, p,
+        json_pack("{s:s, s:I, s:o}", "op", "gen_inputs", "seed", (json_int_t)seed, "inputs", plan_case_specs(&c->plan, c->r->seed, ci, dist, dom)),
+        c->o->timeout_s, &rep, err);
+    if (pr != PROC_OK) return pr;
+    if (!rep.ok) {
+        *fail = rep;
+        return pr;
+    }
+    if (prints) *prints = rep.prints, memset(&rep.prints, 0, sizeof rep.prints);
+    reply_free(&rep);
+    return pr;
+}
+
+/* A failure of the reference: the problem cannot be evaluated. */
+static void problem_failed(eval_ctx *c, kbv_proc *ref, const char *what, proc_result pr, kbv_reply *fail, kbv_err *err) {
+    c->failure = session_problem_failure(c, ref, what, pr, fail, err);
+    reply_free(fail);
+}
+
+/* Reference: inputs, oracle, baseline and strict runs for case ci in domain dom. Returns 0,
+ * 1 when the problem failed (c->failure set), 2 when the reference rejected these inputs
+ * (c->invalid_why), -1 when kbv failed. */
+static int reference_case(eval_ctx *c, kbv_proc *ref, int ci, int dist, int dom, uint64_t seed, ref_runs *rr, kbv_err *err) {
+    kbv_reply fail;
+    memset(rr, 0, sizeof *rr);
+    proc_result pr = gen_inputs(c, ref, ci, dist, dom, seed, &rr->prints, &fail, err);
+    if (pr != PROC_OK || fail.op[0]) {
+        problem_failed(c, ref, "input generation", pr, &fail, err);
+        return 1;
+    }
+    int cuda = strcmp(c->r->device, "cuda") == 0;
+    int dirty = 0; /* the inputs may have been changed by the last run: make them again */
+    /* The oracle: float64, or (once float64 has failed) the strict fp32 run. */
+    if (!c->oracle_fallback) {
+        json_t *cmd = forward_cmd(c, "ref", ci, "oracle", "float64", 0, -1, 0);
+        if (!c->o->candidate) json_object_set_new(cmd, "save", json_false()); /* kbv check: facts only */
+        pr = session_run(c, ref, cmd, c->o->timeout_s, &rr->oracle, &fail, err);
+        int failed = fail.op[0] != 0;
+        dirty = failed || !reply_prints_equal(&rr->oracle.rep.after, &rr->prints);
+        if (pr == PROC_OK && failed && dist >= 0) {
+            /* On hidden inputs, first see whether the model itself accepts them. */
+            reply_free(&fail);
+            run_free(&rr->oracle);
+            c->oracle_retry = 1;
+        } else if (pr == PROC_OK && failed) {
+            if (strcmp(fail.kind, "oracle") == 0) {
+                c->oracle_fallback = 1;
+                snprintf(c->r->oracle, sizeof c->r->oracle, "float32 with TF32 off (float64 failed: %.100s)", session_reply_msg(&fail));
+                reply_free(&fail);
+            } else {
+                problem_failed(c, ref, "float64 oracle", pr, &fail, err);
+                return 1;
+            }
+        } else if (pr != PROC_OK) {
+            problem_failed(c, ref, "float64 oracle", pr, &fail, err);
+            return pr == PROC_ERROR ? -1 : 1;
+        }
+    }
+    /* Each run starts from the inputs as made: made again after a run that changed them. */
+    const char *tags[2] = {"strict", "tf32"};
+    run_out *outs[2] = {&rr->strict, &rr->tf32};
+    for (int k = 0; k < (cuda ? 2 : 1); k++) {
+        if (dirty) {
+            pr = gen_inputs(c, ref, ci, dist, dom, seed, NULL, &fail, err);
+            if (pr != PROC_OK || fail.op[0]) {
+                problem_failed(c, ref, "input generation", pr, &fail, err);
+                return 1;
+            }
+        }
+        json_t *cmd = forward_cmd(c, "ref", ci, tags[k], "native", k, -1, 0);
+        /* kbv check reads no outputs: they stay in the worker, which replies with the facts
+         * validity needs (the strict run's stand in for a failed float64 oracle's). */
+        if (!c->o->candidate) json_object_set_new(cmd, "save", json_false());
+        pr = session_run(c, ref, cmd, c->o->timeout_s, outs[k], &fail, err);
+        if (pr == PROC_OK && fail.op[0] && dist >= 0 && strcmp(fail.kind, "python") == 0) {
+            /* A hidden input the reference rejects (e.g. a matrix that is not positive
+             * definite) makes the case invalid in this domain, not the problem broken. */
+            snprintf(c->invalid_why, sizeof c->invalid_why, "the reference raised: %.150s", session_reply_msg(&fail));
+            reply_free(&fail);
+            return 2;
+        }
+        if (pr != PROC_OK || fail.op[0]) {
+            problem_failed(c, ref, "forward", pr, &fail, err);
+            return pr == PROC_ERROR ? -1 : 1;
+        }
+        dirty = !reply_prints_equal(&outs[k]->rep.after, &rr->prints);
+        if (dirty) rr->mutates_inputs = 1;
+    }
+    if (c->oracle_retry) { /* the model ran in fp32 on these inputs: float64 is what failed */
+        c->oracle_retry = 0;
+        c->oracle_fallback = 1;
+        snprintf(c->r->oracle, sizeof c->r->oracle, "float32 with TF32 off (float64 failed on a hidden case)");
+    }
+    /* No TF32 on the CPU: the plain fp32 run is the baseline. After a float64 failure the
+     * strict run doubles as the oracle (with its facts: kbv check). */
+    if ((!cuda && run_copy_outputs(&rr->tf32, &rr->strict) < 0) ||
+        (c->oracle_fallback && (run_free(&rr->oracle), run_copy_outputs(&rr->oracle, &rr->strict)) < 0))
+        return kbv_seterr(err, "out of memory copying outputs"), -1;
+    if (run_out_count(&rr->oracle) != run_out_count(&rr->strict)) {
+        c->failure = FAILURE_PROBLEM;
+        result_add_error(c->r, "the float64 oracle returned %d outputs, the model %d", run_out_count(&rr->oracle), run_out_count(&rr->strict));
+        return 1;
+    }
+    return 0;
+}
+
+/* Whether case rr's oracle outputs make a valid case (docs/correctness.md): 1 or 0 (why
+ * filled), -1 when the worker's reply lacks their facts. The nominal case is always valid
+ * and records whether its outputs are non-finite or constant, which then allows it. */
+static int oracle_valid(eval_ctx *c, const ref_runs *rr, int nominal, char *why, size_t whylen) {
+    judge_facts f;
+    for (int k = 0; k < run_out_count(&rr->oracle); k++) {
+        if (run_out_facts(&rr->oracle, k, &f) < 0) return -1;
+        if (nominal) {
+            c->nominal_nonfinite |= f.nonfinite;
+            c->nominal_degenerate |= f.constant;
+        } else if (!judge_valid_facts(&f, c->nominal_nonfinite, c->nominal_degenerate, why, whylen)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+void cases_judge_output(const eval_ctx *c, const ref_runs *rr, int k, const kbv_tensor *t, judge_calib *cal, judge_result *jr) {
+    judge_calibrate(&rr->oracle.t[k], &rr->tf32.t[k], &rr->strict.t[k], cal);
+    if (c->oracle_fallback) { /* the oracle is itself an fp32 run: allow fp32 reordering */
+        cal->floor *= 10;
+        cal->tol_norm = JUDGE_K * cal->tf32.norm_rel + cal->floor;
+    }
+    judge_calibrated(&rr->oracle.t[k], &rr->strict.t[k], &rr->tf32.t[k], cal, t, jr);
+}
+
+static json_t *print_json(const reply_prints *p, int j) {
+    char hex[17];
+    if (j >= p->n || !p->has[j]) return json_null();
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)p->fp[j]);
+    return json_string(hex);
+}
+
+/* Judge the candidate's runs of one case against the reference's; fills kc. */
+static void judge_case(eval_ctx *c, kbv_case *kc, const ref_runs *rr, const run_out *c1, const run_out *c2, const reply_prints *cand_prints) {
+    kc->evaluated = 1, kc->passed = 1, kc->klass = JUDGE_FP32;
+    kc->atol = kc->rtol = 0;
+#define FAIL(...)                                                             \
+    do {                                                                      \
+        if (kc->passed) snprintf(kc->detail, sizeof kc->detail, __VA_ARGS__); \
+        kc->passed = 0;                                                       \
+    } while (0)
+    if (!reply_prints_equal(cand_prints, &rr->prints)) {
+        FAIL("the candidate's process made different inputs from the same recipe (it changed how get_inputs() or torch's RNG behave)");
+        result_add_finding(c->r, FIND_INPUT_GENERATION_TAMPERED, NULL, "case %s: input fingerprints differ from the reference worker's",
+                           kc->distribution);
+    }
+    if (c1->n != rr->oracle.n) FAIL("%d outputs, expected %d", c1->n, rr->oracle.n);
+    if (c2->n != c1->n) FAIL("the second run returned %d outputs, the first %d", c2->n, c1->n);
+    for (int k = 0; kc->passed && k < c1->n && k < rr->oracle.n; k++) {
+        judge_calib cal;
+        judge_result jr;
+        cases_judge_output(c, rr, k, &c1->t[k], &cal, &jr);
+        if (jr.err.max_abs > kc->max_abs_err) kc->max_abs_err = jr.err.max_abs;
+        if (jr.err.max_rel > kc->max_rel_err) kc->max_rel_err = jr.err.max_rel;
+        if (jr.err.norm_rel > kc->norm_rel_err || k == 0) {
+            kc->norm_rel_err = jr.err.norm_rel;
+            kc->tol_norm = cal.tol_norm;
+            kc->baseline_norm_rel_err = cal.tf32.norm_rel;
+            kc->strict_norm_rel_err = cal.strict.norm_rel;
+        }
+        if ((int)jr.klass > kc->klass) kc->klass = (int)jr.klass;
+        if (!jr.passed) {
+            FAIL("output %d: %s", k, jr.reason);
+            break;
+        }
+        /* Two runs under different poison must agree: to 1% of the tolerance where PyTorch's
+         * own fp32 result is exact (an elementwise op has no order to vary: a difference is
+         * unwritten memory, a race or added noise). Where it rounds (a reduction), an honest
+         * kernel's atomics reorder a sum, and two orders differ by about as much as each
+         * differs from the exact sum: there the second run must pass the tolerance itself and
+         * the runs agree within it (docs/correctness.md says why no tighter limit holds). */
+        if (k < c2->n) {
+            judge_err d;
+            if (c2->t[k].dtype != c1->t[k].dtype || c2->t[k].nbytes != c1->t[k].nbytes)
+                FAIL("output %d: the second run returned a different dtype or shape", k);
+            else {
+                judge_error(&c1->t[k], &c2->t[k], &d);
+                int exact = !(cal.strict.norm_rel > 0);
+                double lim = exact ? 0.01 * cal.tol_norm : cal.tol_norm;
+                int differ = d.nonfinite_mismatch || d.norm_rel > lim;
+                judge_result jr2 = {.passed = 1};
+                if (!exact && !differ) /* under the first run's calibration (cases_judge_output's, fallback included) */
+                    judge_calibrated(&rr->oracle.t[k], &rr->strict.t[k], &rr->tf32.t[k], &cal, &c2->t[k], &jr2);
+                if (differ || !jr2.passed) {
+                    if (differ) FAIL("output %d: two runs differ (relative %.3g > %.3g): elements left unwritten, or a race", k, d.norm_rel, lim);
+                    else FAIL("output %d: the second run on the same inputs fails: %s", k, jr2.reason);
+                    result_add_finding(
+                        c->r, FIND_NONDETERMINISTIC_OUTPUT,
+                        json_pack("{s:s, s:i, s:f, s:f}", "case", kc->distribution, "output", k, "difference", d.norm_rel, "limit", lim),
+                        "case %s, output %d: two runs on the same inputs differ (relative %.3g): uninitialised memory or a race", kc->distribution, k,
+                        d.norm_rel);
+                }
+            }
+        }
+        /* Strides as the reference's: a view in another layout is reported, not failed. */
+        int same = rr->tf32.t[k].ndim == c1->t[k].ndim;
+        for (int d = 0; same && d < c1->t[k].ndim; d++) same = c1->t[k].shape[d] <= 1 || c1->t[k].strides[d] == rr->tf32.t[k].strides[d];
+        if (!same) result_add_finding(c->r, FIND_STRIDE_MISMATCH, NULL, "output %d has other strides than the reference's", k);
+    }
+    /* Inputs unchanged, no aliasing the reference does not do. */
+    const reply_prints *after = &c1->rep.after;
+    if (!rr->mutates_inputs && after->present && !reply_prints_equal(after, cand_prints)) {
+        for (int j = 0; j < after->n; j++) {
+            int same = j < cand_prints->n && after->has[j] == cand_prints->has[j] && (!after->has[j] || after->fp[j] == cand_prints->fp[j]);
+            if (same) continue;
+            json_t *a = print_json(after, j), *b = print_json(cand_prints, j);
+            FAIL("input %d was modified by the call (fingerprint %s, was %s)", j, json_string_value(a) ?: "?", json_string_value(b) ?: "?");
+            result_add_finding(c->r, FIND_INPUT_MUTATION,
+                               json_pack("{s:s, s:i, s:O, s:O}", "case", kc->distribution, "input", j, "before", b, "after", a),
+                               "case %s: the call changed input %d", kc->distribution, j);
+            json_decref(a), json_decref(b);
+            break;
+        }
+    }
+    const kbv_reply *ca = &c1->rep, *ra = &rr->strict.rep;
+    for (int q = 0; q < ca->naliases; q++) {
+        int found = 0;
+        for (int r2 = 0; r2 < ra->naliases; r2++) found |= ca->aliases[q][0] == ra->aliases[r2][0] && ca->aliases[q][1] == ra->aliases[r2][1];
+        if (!found) {
+            FAIL("output %d shares memory with input %d; the reference's does not", ca->aliases[q][0], ca->aliases[q][1]);
+            break;
+        }
+    }
+    if (!kc->passed && kc->klass < JUDGE_HALF) kc->klass = JUDGE_WRONG;
+    /* Every output hashed once: the semantic detectors and the constant-output memory share it. */
+    uint64_t *cfp = calloc((size_t)c1->n + 1, sizeof *cfp), *ofp = calloc((size_t)c1->n + 1, sizeof *ofp);
+    for (int k = 0; cfp && ofp && k < c1->n; k++) {
+        cfp[k] = gen_fingerprint_host(c1->t[k].data, c1->t[k].nbytes);
+        if (k < rr->oracle.n) ofp[k] = gen_fingerprint_host(rr->oracle.t[k].data, rr->oracle.t[k].nbytes);
+    }
+    if (cfp && ofp) {
+        if (!kc->passed) detect_semantic(c, kc, rr, c1, c2, cand_prints, cfp, ofp);
+        for (int k = 0; k < c1->n && k < rr->oracle.n && k < EVAL_MAX_SEEN; k++)
+            if (c->seen[k] < EVAL_MAX_SEEN_CASES) {
+                c->seen_cand[k][c->seen[k]] = cfp[k];
+                c->seen_ref[k][c->seen[k]] = ofp[k];
+                c->seen[k]++;
+            }
+    }
+    free(cfp), free(ofp);
+#undef FAIL
+}
+
+static long long out_bytes(const run_out *r) {
+    long long b = 0;
+    for (int k = 0; k < r->n; k++) b += (long long)r->t[k].nbytes;
+    return b;
+}
+
+/* Candidate: same inputs, two runs under different poison. Returns 0 when judged, 1 when the
+ * candidate failed (c->failure set). */
+static int candidate_case(eval_ctx *c, kbv_proc *cand, int ci, int dist, int dom, uint64_t seed, const ref_runs *rr, kbv_case *kc, kbv_err *err) {
+    run_out r[2];
+    memset(r, 0, sizeof r);
+    reply_prints prints;
+    kbv_reply fail;
+    memset(&prints, 0, sizeof prints);
+    static const int poisons[2] = {0x80, 0x01}; /* new memory holds 0x7f / 0xfe bytes (CPU and GPU) */
+    int rc = 0;
+    double t_cand = kbv_now();
+    for (int k = 0; k < 2; k++) {
+        proc_result pr = gen_inputs(c, cand, ci, dist, dom, seed, k ? NULL : &prints, &fail, err);
+        if (pr != PROC_OK || fail.op[0]) {
+            c->failure = session_candidate_failure(c, cand, "input generation", pr, &fail, err);
+            reply_free(&fail);
+            rc = 1;
+            break;
+        }
+        char tag[16];
+        snprintf(tag, sizeof tag, "run%d", k);
+        pr = session_run(c, cand, forward_cmd(c, "cand", ci, tag, "native", 1, poisons[k], 2 * out_bytes(&rr->strict)), c->o->timeout_s, &r[k], &fail,
+                         err);
+        if (pr != PROC_OK || fail.op[0]) {
+            c->failure = session_candidate_failure(c, cand, "forward", pr == PROC_ERROR ? PROC_PROTOCOL : pr, &fail, err);
+            reply_free(&fail);
+            rc = 1;
+            break;
+        }
+    }
+    if (!rc) {
+        double t_judge = kbv_now();
+        kc->t_candidate_s = t_judge - t_cand;
+        judge_case(c, kc, rr, &r[0], &r[1], &prints);
+        kc->t_judge_s = kbv_now() - t_judge;
+    }
+    run_free(&r[0]), run_free(&r[1]);
+    reply_prints_free(&prints);
+    return rc;
+}
+
+int cases_run(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kept, int *nkept, kbv_err *err) {
+    kbv_result *r = c->r;
+    int hidden = plan_has_gen(&c->plan);
+    for (int di = 0; di < 5 && c->failure == FAILURE_NONE; di++) {
+        for (int si = 0; si < c->o->ncases; si++) {
+            int ci = di * c->o->ncases + si;
+            kbv_case *kc = result_add_case(r);
+            if (!kc) return kbv_seterr(err, "out of memory");
+            snprintf(kc->distribution, sizeof kc->distribution, "%s", kDists[di]);
+            kc->seed = case_seed(r->seed, ci);
+            if (di > 0 && !hidden) {
+                kc->skipped = 1;
+                snprintf(kc->skip_reason, sizeof kc->skip_reason, "no input can be generated (all are fixed, scalars or vary in shape)");
+                continue;
+            }
+            eval_progress(c, "case %s", kDists[di]);
+            /* a case boundary: a waiting timer gets the GPU here */
+            if (kbv_gpulock_set(&c->lock, 0, err) < 0 || kbv_gpulock_set(&c->lock, 1, err) < 0) return -1;
+            ref_runs rr;
+            int dom = di == 0 ? 3 : 0, valid = 0;
+            double t_ref = kbv_now();
+            char why[200] = "";
+            int taken = c->cache.loaded ? refcache_take(c, ci, kc, &rr, &dom, err) : 0;
+            if (taken < 0) {
+                ref_runs_free(&rr);
+                return -1;
+            }
+            if (taken) valid = !kc->skipped;
+            c->cache.keep = c->cache.cases ? c->cache.tmp : NULL; /* this evaluation records */
+            for (; !taken && dom < 4; dom++) {
+                uint64_t seed = dom == 3 && di > 0 ? (kbv_mix64(kc->seed ^ 0xF00D) & SEED_MASK) : kc->seed;
+                int rc = reference_case(c, ref, ci, kDistCode[di], dom, seed, &rr, err);
+                if (rc == -1 || rc == 1) ref_runs_free(&rr);
+                if (rc < 0) return -1;
+                if (rc == 2) { /* the reference rejected these inputs: try the next domain */
+                    c->oracle_retry = 0;
+                    snprintf(why, sizeof why, "%s", c->invalid_why);
+                    ref_runs_free(&rr);
+                    continue;
+                }
+                if (rc > 0) return 0;
+                valid = oracle_valid(c, &rr, di == 0, why, sizeof why);
+                if (valid < 0) {
+                    ref_runs_free(&rr);
+                    return kbv_seterr(err, "the reference worker's reply has no facts for an output it kept");
+                }
+                if (di == 0) break;
+                if (valid) {
+                    kc->seed = seed;
+                    break;
+                }
+                ref_runs_free(&rr);
+            }
+            c->cache.keep = NULL;
+            if (!taken) {
+                snprintf(kc->domain, sizeof kc->domain, "%s", kDomains[plan_effective_domain(&c->plan, dom < 4 ? dom : 3)]);
+                if (!valid) {
+                    kc->skipped = 1;
+                    snprintf(kc->skip_reason, sizeof kc->skip_reason, "no domain gave a valid reference output (last: %s)", why);
+                } else if (di > 0 && dom > 0) { /* why the domain before this one was not valid */
+                    snprintf(kc->fallback_reason, sizeof kc->fallback_reason, "%s in domain %s", why,
+                             kDomains[plan_effective_domain(&c->plan, dom - 1)]);
+                }
+                refcache_record(c, ci, kc, dom, valid ? &rr : NULL);
+            }
+            kc->t_reference_s = kbv_now() - t_ref;
+            if (!valid) continue;
+            if (!c->o->candidate) {
+                ref_runs_free(&rr);
+                continue;
+            }
+            if (candidate_case(c, cand, ci, kDistCode[di], dom, kc->seed, &rr, kc, err)) {
+                ref_runs_free(&rr);
+                return 0;
+            }
+            if (kc->passed && di > 0 && c->fresh_ci < 0)
+                c->fresh_ci = ci, c->fresh_dist = kDistCode[di], c->fresh_dom = dom, c->fresh_seed = kc->seed;
+            /* The first two passed cases are the timing's input sets (their oracles re-check
+             * the timed outputs). */
+            if (kc->passed && *nkept < 2 && !rr.mutates_inputs) {
+                kept[*nkept].rr = rr;
+                kept[*nkept].ci = ci, kept[*nkept].dist = kDistCode[di], kept[*nkept].dom = dom, kept[*nkept].seed = kc->seed;
+                (*nkept)++;
+            } else {
+                ref_runs_free(&rr);
+            }
+        }
+    }
+    return 0;
+}

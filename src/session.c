@@ -1,0 +1,456 @@
+/* session.c -- the worker processes of one evaluation: start one, send a step and decode its
+ * reply, read the outputs it wrote, load and build, and map a worker's failure to a failure
+ * kind (the table in eval.c's opening comment).
+ *
+ * Every reply passes reply_decode() here (reply.h) and nowhere else: what this file hands on
+ * is typed and validated. What a step's reply means for the verdict is left to cases.c,
+ * timing.c and standard.c; the status itself to verdict.c.
+ */
+#include "evalctx.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "proto.h"
+#include "sandbox.h"
+
+void eval_progress(const eval_ctx *c, const char *fmt, const char *arg) {
+    if (!c->o->verbose) return;
+    fprintf(stderr, "kbv: ");
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+}
+
+/* The worker's environment: a fixed, small set (docs/security.md says why each). home is
+ * its HOME, TMPDIR and working folder; cache its compile cache. */
+static int build_env(eval_ctx *c, const char *home, const char *cache, kbv_err *err) {
+    static const char *pass[] = {"PATH", "LANG", "LC_ALL",   "CUDA_VISIBLE_DEVICES", "CUDA_HOME",    "LD_LIBRARY_PATH", "TORCH_CUDA_ARCH_LIST",
+                                 "CC",   "CXX",  "MAX_JOBS", "ASAN_OPTIONS",         "UBSAN_OPTIONS"};
+    if (c->env) session_free_env(c);
+    c->env = calloc(32, sizeof *c->env);
+    if (!c->env) return kbv_seterr(err, "out of memory");
+    for (size_t i = 0; i < sizeof pass / sizeof *pass; i++) {
+        const char *v = getenv(pass[i]);
+        if (v && asprintf(&c->env[c->nenv], "%s=%s", pass[i], v) >= 0) c->nenv++;
+    }
+    if (!getenv("PATH") && asprintf(&c->env[c->nenv], "PATH=/usr/local/bin:/usr/bin:/bin") >= 0) c->nenv++;
+    const char *fixed[][2] = {
+        {"TORCH_EXTENSIONS_DIR", cache}, {"HOME", home}, {"TMPDIR", home}, {"PYTHONHASHSEED", "0"}, {"PYTHONDONTWRITEBYTECODE", "1"}};
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) {
+        if (asprintf(&c->env[c->nenv], "%s=%s", fixed[i][0], fixed[i][1]) < 0) return kbv_seterr(err, "out of memory");
+        c->nenv++;
+    }
+    return 0;
+}
+
+void session_free_env(eval_ctx *c) {
+    for (int i = 0; i < c->nenv; i++) free(c->env[i]);
+    free(c->env);
+    c->env = NULL, c->nenv = 0;
+}
+
+/* mkdir -p */
+static void make_dirs(char *path) {
+    for (char *p = path + 1; *p; p++)
+        if (*p == '/') *p = '\0', mkdir(path, 0755), *p = '/';
+    mkdir(path, 0755);
+}
+
+/* The compile cache of a role: one folder per candidate (by its bytes), so that no candidate
+ * can write what another loads. */
+static void cache_dir(const eval_ctx *c, const char *role, char *out, size_t n) {
+    char base[PATH_MAX];
+    if (c->o->cache_dir) snprintf(base, sizeof base, "%s", c->o->cache_dir);
+    else if (getenv("XDG_CACHE_HOME")) snprintf(base, sizeof base, "%s/kbv/torch_extensions", getenv("XDG_CACHE_HOME"));
+    else if (getenv("HOME")) snprintf(base, sizeof base, "%s/.cache/kbv/torch_extensions", getenv("HOME"));
+    else snprintf(base, sizeof base, "%s/torch_extensions", c->scratch);
+    const char *sha = c->r->candidate.sha256;
+    if (strcmp(role, "reference") == 0 || !sha[0]) snprintf(out, n, "%s/reference", base);
+    else snprintf(out, n, "%s/%.16s", base, sha);
+    make_dirs(out);
+}
+
+/* The sandbox of a worker in role (docs/security.md): writes only in its own folder and its
+ * compile cache; for a candidate, no reads of the reference's outputs, the results
+ * database or other evaluations' scratch folders, and no capabilities. */
+static int worker_sandbox(eval_ctx *c, const char *role, const char *home, const char *cache, kbv_sandbox *sb, kbv_err *err) {
+    kbv_sandbox_spec sp = {.enable = c->o->sandbox, .gpu = strcmp(c->r->device, "cuda") == 0};
+    char ref[PATH_MAX + 8], std[PATH_MAX + 8], dbx[3][PATH_MAX + 16], base[PATH_MAX];
+    int cand = strcmp(role, "reference") != 0;
+    sp.writable[sp.nwritable++] = cand ? home : c->scratch; /* the reference also writes the shared inputs (weights) */
+    sp.writable[sp.nwritable++] = cache;
+    if (cand) {
+        snprintf(ref, sizeof ref, "%s/ref", c->scratch);
+        sp.secret[sp.nsecret++] = ref;
+        if (strcmp(role, "standard") != 0) {
+            snprintf(std, sizeof std, "%s/std", c->scratch);
+            sp.secret[sp.nsecret++] = std;
+        }
+        if (c->o->db_path) {
+            static const char *sfx[] = {"", "-wal", "-shm", "-journal"};
+            sp.secret[sp.nsecret++] = c->o->db_path;
+            for (int i = 1; i < 4; i++) {
+                snprintf(dbx[i - 1], sizeof dbx[i - 1], "%s%s", c->o->db_path, sfx[i]);
+                sp.secret[sp.nsecret++] = dbx[i - 1];
+            }
+        }
+        snprintf(base, sizeof base, "%s", c->scratch);
+        char *slash = strrchr(base, '/');
+        if (slash && slash != base) *slash = '\0';
+        sp.scratch_base = base, sp.own_scratch = c->scratch;
+        sp.drop_caps = 1;
+    }
+    sp.max_file_bytes = 64LL << 30;
+    sp.max_data_bytes = c->o->max_memory_bytes;
+    sp.max_cpu_s = 6 * 3600;
+    sp.max_procs = 4096;
+    return sandbox_prepare(sb, &sp, err);
+}
+int session_start(eval_ctx *c, kbv_proc *p, const char *role, const char *device, kbv_err *err) {
+    char *argv[] = {(char *)c->o->worker, "--device", (char *)device, "--role", (char *)role, NULL, NULL};
+    if (c->o->sandbox && strcmp(role, "reference") == 0 && !sandbox_skips("dumpable")) argv[5] = "--private";
+    const char *dir = strcmp(role, "reference") == 0 ? "ref" : strcmp(role, "candidate") == 0 ? "cand" : strcmp(role, "standard") == 0 ? "std" : NULL;
+    char home[PATH_MAX + 8], cache[PATH_MAX];
+    snprintf(home, sizeof home, "%s%s%s", c->scratch, dir ? "/" : "", dir ? dir : "");
+    cache_dir(c, role, cache, sizeof cache);
+    kbv_sandbox sb;
+    if (build_env(c, home, cache, err) < 0 || worker_sandbox(c, role, home, cache, &sb, err) < 0) return -1;
+    int rc = proc_spawn(p, argv, c->env, home, c->o->capture_cap, &sb, err);
+    if (rc == 0) snprintf(p->role, sizeof p->role, "%s", role);
+    if (rc == 0 && strcmp(role, "reference") != 0) {
+        json_decref(c->r->sandbox);
+        c->r->sandbox = sandbox_describe(&sb, p->namespaces);
+    }
+    sandbox_free(&sb);
+    if (rc < 0) return -1;
+    json_t *msg = NULL;
+    kbv_reply hello;
+    memset(&hello, 0, sizeof hello);
+    proc_result pr = proc_request(p, NULL, c->o->start_timeout_s, &msg, err);
+    if (pr == PROC_OK && reply_decode_hello(msg, &hello, err) < 0) pr = PROC_PROTOCOL;
+    json_decref(msg);
+    if (pr == PROC_OK && hello.ok) {
+        if (strcmp(role, "reference") == 0) {
+            const char *s = hello.hello.python;
+            if (s[0]) snprintf(c->r->python, sizeof c->r->python, "%.*s", (int)strcspn(s, " "), s);
+            if (hello.hello.torch[0]) snprintf(c->r->torch, sizeof c->r->torch, "%s", hello.hello.torch);
+            if (hello.hello.gpu[0]) snprintf(c->r->gpu, sizeof c->r->gpu, "%s", hello.hello.gpu);
+        }
+        reply_free(&hello);
+        return 0;
+    }
+    char st[128] = "";
+    if (pr == PROC_DIED) proc_describe_status(p->wstatus, st, sizeof st);
+    if (pr == PROC_OK) {
+        kbv_seterr(err, "%s worker failed to start: %s", role, hello.message);
+    } else if (pr == PROC_DIED) {
+        kbv_seterr(err, "%s worker %s before it was ready", role, st);
+    } else {
+        kbv_wraperr(err, "%s worker did not start", role);
+    }
+    reply_free(&hello);
+    proc_kill(p);
+    char *e = proc_capture_text(&p->err);
+    if (e && *e) {
+        size_t n = strlen(err->msg);
+        snprintf(err->msg + n, sizeof err->msg - n, "; its stderr: %.300s", e);
+    }
+    free(e);
+    proc_free(p); /* the callers free only a worker that started */
+    return -1;
+}
+
+/* Add seconds s to field key of the step profile's entry "role.op" (r->steps). */
+static void profile_add(eval_ctx *c, const kbv_proc *p, const char *op, const char *key, double s) {
+    char name[64];
+    snprintf(name, sizeof name, "%s.%s", p->role[0] ? p->role : "worker", op ? op : "?");
+    if (!c->r->steps) c->r->steps = json_object();
+    json_t *e = json_object_get(c->r->steps, name);
+    if (!e) json_object_set_new(c->r->steps, name, e = json_pack("{s:i, s:f}", "n", 0, "s", 0.0));
+    if (!e) return;
+    if (strcmp(key, "s") == 0) json_object_set_new(e, "n", json_integer(json_integer_value(json_object_get(e, "n")) + 1));
+    json_object_set_new(e, key, json_real(json_number_value(json_object_get(e, key)) + s));
+}
+
+proc_result session_step(eval_ctx *c, kbv_proc *p, json_t *cmd, double timeout, kbv_reply *rep, kbv_err *err) {
+    char op[32];
+    snprintf(op, sizeof op, "%s", json_string_value(json_object_get(cmd, "op")) ?: "?");
+    memset(rep, 0, sizeof *rep);
+    json_t *msg = NULL;
+    double t0 = kbv_now();
+    proc_result pr = proc_request(p, cmd, timeout, &msg, err);
+    json_decref(cmd);
+    profile_add(c, p, op, "s", kbv_now() - t0);
+    if (pr != PROC_OK) return pr;
+    int rc = reply_decode(op, msg, rep, err);
+    json_decref(msg);
+    if (rc < 0) return PROC_PROTOCOL;
+    /* What the worker's guard saw (src/worker/guard.h) becomes a finding. */
+    for (int i = 0; i < rep->nguard; i++)
+        result_add_finding(c->r, rep->guard[i].id, json_pack("{s:s, s:s}", "step", rep->guard[i].step, "detail", rep->guard[i].detail), "%s",
+                           rep->guard[i].detail);
+    /* the worker's own split (a forward's "wall_s" is its compute) */
+    for (int i = 0; i < rep->ntimes; i++)
+        profile_add(c, p, op, strcmp(rep->times[i].key, "wall_s") == 0 ? "compute_s" : rep->times[i].key, rep->times[i].s);
+    return PROC_OK;
+}
+
+int session_call(eval_ctx *c, kbv_proc *p, json_t *cmd, double timeout, kbv_reply *rep, proc_result *pr, kbv_err *err) {
+    *pr = session_step(c, p, cmd, timeout, rep, err);
+    return *pr == PROC_OK && rep->ok ? 0 : 1;
+}
+
+const char *session_reply_msg(const kbv_reply *rep) { return rep && rep->message[0] ? rep->message : "(no message)"; }
+
+static void add_traceback(kbv_result *r, const kbv_reply *rep) {
+    if (rep && rep->traceback && *rep->traceback) result_add_error(r, "%s", rep->traceback);
+}
+
+kbv_failure session_problem_failure(eval_ctx *c, kbv_proc *p, const char *what, proc_result pr, const kbv_reply *rep, kbv_err *err) {
+    kbv_result *r = c->r;
+    char st[128];
+    switch (pr) {
+    case PROC_OK:
+        result_add_error(r, "reference %s failed: %s", what, session_reply_msg(rep));
+        add_traceback(r, rep);
+        break;
+    case PROC_TIMEOUT: result_add_error(r, "reference %s timed out after %.0f s", what, c->o->timeout_s); break;
+    case PROC_DIED:
+        proc_describe_status(p->wstatus, st, sizeof st);
+        result_add_error(r, "reference worker %s during %s", p->killed_why[0] ? p->killed_why : p->exited ? st : "stopped answering", what);
+        break;
+    default: result_add_error(r, "reference %s: %s", what, err->msg); break;
+    }
+    return FAILURE_PROBLEM;
+}
+
+kbv_failure session_candidate_failure(eval_ctx *c, kbv_proc *p, const char *what, proc_result pr, const kbv_reply *rep, kbv_err *err) {
+    kbv_result *r = c->r;
+    kbv_failure f = FAILURE_CRASH;
+    char st[128];
+    switch (pr) {
+    case PROC_OK: {
+        const char *kind = rep ? rep->kind : "";
+        if (strcmp(kind, "load") == 0) f = FAILURE_COMPILE;
+        else if (strcmp(kind, "exit") == 0) {
+            f = FAILURE_CRASH;
+            result_add_finding(r, FIND_WORKER_EXIT, NULL, "the candidate raised SystemExit during %s", what);
+        } else f = FAILURE_RUNTIME;
+        result_add_error(r, "candidate %s failed (%s): %s", what, kind, session_reply_msg(rep));
+        add_traceback(r, rep);
+        break;
+    }
+    case PROC_TIMEOUT:
+        f = FAILURE_TIMEOUT;
+        result_add_error(r, "candidate %s did not finish within %.0f s; worker killed", what,
+                         strcmp(what, "load") == 0 ? c->o->load_timeout_s : c->o->timeout_s);
+        break;
+    case PROC_DIED:
+        if (p->killed_why[0]) {
+            result_add_error(r, "candidate worker during %s: %s", what, p->killed_why);
+        } else if (p->exited) {
+            proc_describe_status(p->wstatus, st, sizeof st);
+            result_add_error(r, "candidate worker %s during %s", st, what);
+        } else {
+            result_add_error(r, "candidate worker closed its control pipe during %s", what);
+        }
+        break;
+    case PROC_PROTOCOL:
+        result_add_finding(r, FIND_PROTOCOL_VIOLATION, NULL, "the candidate's process wrote on kbv's control pipe: %s", err->msg);
+        result_add_error(r, "candidate worker broke the control protocol during %s: %s", what, err->msg);
+        break;
+    default: result_add_error(r, "candidate %s: %s", what, err->msg); break;
+    }
+    return f;
+}
+
+/* ---- outputs ------------------------------------------------------------------------------- */
+
+int session_read_outputs(reply_values *values, kbv_tensor **outs, int *n, const char *keep, int consume, long long *kept_bytes, kbv_err *err) {
+    int k = values->n;
+    *outs = calloc(k ? (size_t)k : 1, sizeof **outs);
+    *n = k;
+    if (!*outs) return kbv_seterr(err, "out of memory");
+    for (int j = 0; j < k; j++) {
+        reply_value *d = &values->v[j];
+        if (d->is_tensor) {
+            const char *path = d->path;
+            if (kbv_tensor_load(&(*outs)[j], path, err) < 0) return -1;
+            if (keep) {
+                char link_to[PATH_MAX + 64];
+                const char *base = strrchr(path, '/');
+                snprintf(link_to, sizeof link_to, "%s/%s", keep, base ? base + 1 : path);
+                unlink(link_to); /* an earlier domain's run of the same case */
+                if (link(path, link_to) < 0) return kbv_seterr(err, "keeping %s for reuse: %s", path, strerror(errno));
+                if (kept_bytes) *kept_bytes += (long long)(*outs)[j].nbytes;
+                if (consume) unlink(path);
+                snprintf(d->path, sizeof d->path, "%s", link_to);
+                continue;
+            }
+            if (consume) unlink(path);
+        } else {
+            /* A number: keep it as a 0-d float64 tensor so one judge serves both. */
+            int64_t none[1] = {0};
+            if (kbv_tensor_alloc(&(*outs)[j], KBV_DT_F64, 0, none, err) < 0) return -1;
+            ((double *)(*outs)[j].data)[0] = d->value;
+        }
+    }
+    return 0;
+}
+
+void session_free_outputs(kbv_tensor *outs, int n) {
+    for (int j = 0; outs && j < n; j++) kbv_tensor_free(&outs[j]);
+    free(outs);
+}
+
+void run_free(run_out *r) {
+    session_free_outputs(r->t, r->n);
+    reply_free(&r->rep);
+    memset(r, 0, sizeof *r);
+}
+
+int run_copy_outputs(run_out *dst, const run_out *src) {
+    dst->n = src->n;
+    dst->t = calloc((size_t)src->n + 1, sizeof *dst->t);
+    if (!dst->t) return -1;
+    for (int j = 0; j < src->n; j++) {
+        dst->t[j] = src->t[j];
+        dst->t[j].mapped = 0;
+        dst->t[j].data = malloc(src->t[j].nbytes ? src->t[j].nbytes : 1);
+        if (!dst->t[j].data) return -1;
+        memcpy(dst->t[j].data, src->t[j].data, src->t[j].nbytes);
+    }
+    /* the facts of outputs left in the worker (kbv check) */
+    reply_free(&dst->rep);
+    dst->rep.has_count = src->rep.has_count, dst->rep.count = src->rep.count;
+    if (src->rep.nfacts) {
+        dst->rep.facts = calloc((size_t)src->rep.nfacts, sizeof *dst->rep.facts);
+        if (!dst->rep.facts) return -1;
+        memcpy(dst->rep.facts, src->rep.facts, sizeof *dst->rep.facts * (size_t)src->rep.nfacts);
+        dst->rep.nfacts = src->rep.nfacts;
+    }
+    return 0;
+}
+
+int run_out_count(const run_out *o) { return o->rep.has_count ? (int)o->rep.count : o->n; }
+
+int run_out_facts(const run_out *o, int k, judge_facts *f) {
+    if (k < o->n) return judge_facts_of(&o->t[k], f), 0;
+    if (k >= o->rep.nfacts) return -1;
+    f->nonfinite = o->rep.facts[k].nonfinite;
+    f->constant = o->rep.facts[k].constant;
+    f->value = o->rep.facts[k].value;
+    return 0;
+}
+
+void ref_runs_free(ref_runs *rr) {
+    run_free(&rr->oracle), run_free(&rr->tf32), run_free(&rr->strict);
+    reply_prints_free(&rr->prints);
+    memset(rr, 0, sizeof *rr);
+}
+
+proc_result session_run(eval_ctx *c, kbv_proc *p, json_t *cmd, double timeout, run_out *out, kbv_reply *fail, kbv_err *err) {
+    char op[32];
+    snprintf(op, sizeof op, "%s", json_string_value(json_object_get(cmd, "op")) ?: "?");
+    memset(fail, 0, sizeof *fail);
+    kbv_reply rep;
+    proc_result pr = session_step(c, p, cmd, timeout, &rep, err);
+    if (pr != PROC_OK) return pr;
+    if (!rep.ok) {
+        *fail = rep;
+        return PROC_OK;
+    }
+    out->rep = rep;
+    double t0 = kbv_now();
+    if (out->rep.values.present && session_read_outputs(&out->rep.values, &out->t, &out->n, c->cache.keep, 1, &c->cache.bytes, err) < 0)
+        return PROC_ERROR;
+    profile_add(c, p, op, "load_s", kbv_now() - t0);
+    return PROC_OK;
+}
+
+/* ---- loading ------------------------------------------------------------------------------- */
+
+static json_t *cmd_path(const char *op, const char *path) { return json_pack("{s:s, s:s}", "op", op, "path", path); }
+
+int session_load(eval_ctx *c, kbv_proc *p, const char *role, int candidate, kbv_reply *load, proc_result *prp, kbv_reply *fail, kbv_err *err) {
+    kbv_reply rep;
+    memset(fail, 0, sizeof *fail);
+    if (load) memset(load, 0, sizeof *load);
+    if (session_start(c, p, role, c->r->device, err) < 0) return -1;
+    proc_result pr = session_step(c, p, cmd_path("load_problem", c->r->problem.path), c->o->timeout_s, &rep, err);
+    if (pr == PROC_OK && rep.ok && candidate) {
+        reply_free(&rep);
+        /* The source first, statically (its findings are at most suspect). */
+        pr = session_step(c, p, cmd_path("inspect", c->r->candidate.path), c->o->timeout_s, &rep, err);
+        if (pr == PROC_OK && rep.ok) {
+            json_decref(c->r->inspect);
+            c->r->inspect = json_incref(rep.inspect.doc);
+            for (int i = 0; i < rep.inspect.nfindings; i++)
+                if (finding_catalog[rep.inspect.findings[i].id].severity != SEV_HACK)
+                    result_add_finding(c->r, rep.inspect.findings[i].id, json_pack("{s:I}", "line", (json_int_t)rep.inspect.findings[i].line), "%s",
+                                       rep.inspect.findings[i].detail);
+            free(c->kernels);
+            c->kernels = rep.inspect.kernels, c->nkernels = rep.inspect.nkernels;
+            rep.inspect.kernels = NULL, rep.inspect.nkernels = 0;
+        }
+        if (pr != PROC_OK) {
+            *prp = pr;
+            *fail = rep;
+            return 1;
+        }
+        reply_free(&rep);
+        eval_progress(c, "%s", "loading (and compiling) the candidate");
+        pr = session_step(c, p, cmd_path("load_candidate", c->r->candidate.path), c->o->load_timeout_s, &rep, err);
+    }
+    *prp = pr;
+    if (pr == PROC_OK && rep.ok) {
+        if (load) *load = rep;
+        else reply_free(&rep);
+        return 0;
+    }
+    if (pr == PROC_OK) *fail = rep;
+    return 1;
+}
+
+int session_build(eval_ctx *c, kbv_proc *p, int candidate, proc_result *prp, kbv_reply *fail, kbv_err *err) {
+    kbv_reply rep;
+    memset(fail, 0, sizeof *fail);
+    *prp = session_step(
+        c, p, json_pack("{s:s, s:s, s:I}", "op", "build", "model", candidate ? "candidate" : "reference", "seed", (json_int_t)c->r->build_seed),
+        c->o->timeout_s, &rep, err);
+    if (*prp == PROC_OK && rep.ok) {
+        /* What the model holds after construction (weights, caches, workspaces). */
+        if (rep.has_persistent) *(candidate ? &c->r->memory.pers_cand : &c->r->memory.pers_ref) = rep.persistent_bytes;
+        if (rep.has_torch_persistent) *(candidate ? &c->r->memory.torch_pers_cand : &c->r->memory.torch_pers_ref) = rep.torch_persistent_bytes;
+        reply_free(&rep);
+        return 0;
+    }
+    if (*prp == PROC_OK) *fail = rep;
+    return 1;
+}
+
+/* The last n lines of text (a pointer into it). */
+static const char *tail_lines(const char *text, int n) {
+    const char *p = text + strlen(text);
+    while (p > text && p[-1] == '\n') p--;
+    for (int lines = 0; p > text; p--)
+        if (p[-1] == '\n' && ++lines == n) break;
+    return p;
+}
+
+void session_finish_candidate(eval_ctx *c, kbv_proc *cand, int failed) {
+    kbv_result *r = c->r;
+    if (failed) proc_kill(cand);
+    else proc_finish(cand, 5.0);
+    free(r->candidate_stdout), free(r->candidate_stderr);
+    r->candidate_stdout = proc_capture_text(&cand->out);
+    r->candidate_stderr = proc_capture_text(&cand->err);
+    if (failed && c->failure == FAILURE_CRASH && r->candidate_stderr && *r->candidate_stderr)
+        result_add_error(r, "last lines of the candidate's stderr:\n%s", tail_lines(r->candidate_stderr, 30));
+    if (cand->out.total > cand->out.head.len + cand->out.tail_len)
+        result_add_finding(r, FIND_OUTPUT_TRUNCATED, NULL, "the candidate wrote %zu bytes on stdout; kept the first and last", cand->out.total);
+}

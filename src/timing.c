@@ -1,0 +1,517 @@
+/* timing.c -- the timed comparison of a verified candidate with the reference (docs/timing.md).
+ *
+ * Both workers stay alive from the cases. The stages, in order:
+ *   setup       each worker makes the timing input sets (the first two passed cases, copied
+ *               to up to 32 placements) and, where it can, values no call has seen
+ *   audit       one call each under CUPTI, kept out of the timed samples (detect_audit)
+ *   memo probe  new values in the same input tensors must change the output
+ *   warm-up     until clocks and caches settle (and torch.compile has compiled)
+ *   rounds      every arm once per round in random order (candidate, reference with TF32,
+ *               strict reference, torch.compile), until the speedup's CI is narrow enough;
+ *               timed outputs re-checked against the oracle; value-cache rounds interleaved
+ *   summary     medians, per-round ratios with bootstrap CIs, the process offset
+ *   graphs      CUDA-graph replay, and the timer's floor (kbv's empty kernel)
+ * A hack finding (detect.c) stops the stages that follow. The verdict is verdict.c's.
+ */
+#include "evalctx.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen_host.h"
+#include "perf.h"
+#include "stats.h"
+
+enum { ARM_CAND, ARM_REF, ARM_STRICT, ARM_COMPILE, ARM_COUNT };
+/* The largest difference between the two workers' medians in 16 A/A runs of a 5.5 us call on
+ * the H200 (2026-12-01/02; BENCHMARKS.md): 4 steps of the 32 ns event clock. */
+#define PROCESS_OFFSET_NS 128.0
+enum { MAX_ROUNDS = 5000 };
+static const char *kArmWhat[ARM_COUNT] = {"candidate", "reference (TF32 on)", "reference (fp32 strict)", "torch.compile(reference)"};
+
+typedef struct timing {
+    eval_ctx *c;
+    kbv_proc *ref, *cand, *procs[ARM_COUNT];
+    kept_case *kept;
+    int nkept, cuda;
+    double to;       /* each step's limit, seconds */
+    double peak_gbs; /* the reference worker's peak bandwidth (the roofline) */
+    int fresh_ok;    /* both workers can draw values no call has seen */
+    int arms[ARM_COUNT], narms;
+    double *ms[ARM_COUNT], *ratio; /* paired rounds: ms[arm][0..n) */
+    int n;
+    double *dref, *dcand; /* detect_value_cache's rounds */
+    unsigned char *dnew;
+    int nd;
+} timing;
+
+static const char *why_failed(const kbv_reply *rep, proc_result pr, const kbv_err *err) { return pr == PROC_OK ? session_reply_msg(rep) : err->msg; }
+
+static json_t *bench_cmd(int arm, double warmup, const char *save, int prime, long long fresh) {
+    json_t *cmd = json_pack("{s:s, s:s, s:i}", "op", "bench", "arm", arm == ARM_COMPILE ? "compile" : "model", "n", 1);
+    if (prime) json_object_set_new(cmd, "prime", json_true());
+    if (fresh >= 0) json_object_set_new(cmd, "fresh", json_integer(fresh));
+    json_object_set_new(cmd, "tf32", json_boolean(arm != ARM_STRICT));
+    if (warmup > 0) json_object_set_new(cmd, "warmup_s", json_real(warmup));
+    if (save) json_object_set_new(cmd, "save_prefix", json_string(save));
+    return cmd;
+}
+
+/* The candidate failed in a stage: its failure, 1. */
+static int cand_failed(timing *t, const char *what, proc_result pr, kbv_reply *rep, kbv_err *err) {
+    t->c->failure = session_candidate_failure(t->c, t->cand, what, pr, rep, err);
+    reply_free(rep);
+    return 1;
+}
+
+/* ---- setup ------------------------------------------------------------------------------ */
+
+static int stage_setup(timing *t, kbv_err *err) {
+    eval_ctx *c = t->c;
+    kbv_perf *pf = &c->r->perf;
+    kbv_reply rep;
+    proc_result pr;
+    json_t *sets = json_array();
+    for (int k = 0; k < t->nkept; k++)
+        json_array_append_new(sets,
+                              json_pack("{s:o, s:I}", "inputs", plan_case_specs(&c->plan, c->r->seed, t->kept[k].ci, t->kept[k].dist, t->kept[k].dom),
+                                        "seed", (json_int_t)t->kept[k].seed));
+    for (int side = 0; side < 2; side++) {
+        kbv_proc *p = side ? t->cand : t->ref;
+        json_t *setup = json_pack("{s:s, s:O}", "op", "bench_setup", "sets", sets);
+        if (c->fresh_ci >= 0)
+            json_object_set_new(setup, "fresh",
+                                json_pack("{s:o, s:I}", "inputs", plan_case_specs(&c->plan, c->r->seed, c->fresh_ci, c->fresh_dist, c->fresh_dom),
+                                          "seed", (json_int_t)c->fresh_seed));
+        if (session_call(t->c, p, setup, t->to, &rep, &pr, err)) {
+            json_decref(sets);
+            if (side) return cand_failed(t, "timing setup", pr, &rep, err);
+            snprintf(pf->note, sizeof pf->note, "the reference failed to set up timing: %s", why_failed(&rep, pr, err));
+            reply_free(&rep);
+            return 2;
+        }
+        /* figures used as limits come from the reference's worker only */
+        if (!side && rep.has_peak_gbs) t->peak_gbs = rep.peak_gbs;
+        t->fresh_ok &= rep.fresh;
+        pf->slots[side] = (int)rep.slots;
+        reply_free(&rep);
+    }
+    json_decref(sets);
+    return 0;
+}
+
+/* ---- the audit ---------------------------------------------------------------------------- */
+
+static void keep_audit(eval_ctx *c, const kbv_reply *a, int cand) {
+    kbv_result *r = c->r;
+    long long tpeak = a->audit.has_torch_peak ? a->audit.torch_peak_bytes : -1;
+    if (cand)
+        json_decref(r->audit_cand), r->audit_cand = json_incref(a->audit.doc), r->memory.peak_cand = a->audit.peak_bytes,
+                                    r->memory.torch_peak_cand = tpeak;
+    else
+        json_decref(r->audit_ref), r->audit_ref = json_incref(a->audit.doc), r->memory.peak_ref = a->audit.peak_bytes,
+                                   r->memory.torch_peak_ref = tpeak;
+}
+
+static int stage_audit(timing *t, kbv_err *err) {
+    eval_ctx *c = t->c;
+    kbv_perf *pf = &c->r->perf;
+    kbv_reply rep;
+    proc_result pr;
+    eval_progress(c, "%s", "timing: CUPTI audit of one call each");
+    /* The candidate's own kernels, as the static inspection at load time named them. */
+    json_t *names = json_array();
+    for (int i = 0; i < c->nkernels; i++) json_array_append_new(names, json_string(c->kernels[i]));
+    for (int side = 0; side < 2; side++) {
+        kbv_proc *p = side ? t->cand : t->ref;
+        json_t *cmd = json_pack("{s:s, s:o}", "op", "audit", "authored", side ? json_incref(names) : json_array());
+        if (session_call(t->c, p, cmd, t->to, &rep, &pr, err) == 0) {
+            keep_audit(c, &rep, side);
+            detect_audit(c, &rep, side);
+            reply_free(&rep);
+            continue;
+        }
+        if (side && !(pr == PROC_OK && strcmp(rep.kind, "audit") == 0)) {
+            json_decref(names);
+            return cand_failed(t, "audited call", pr, &rep, err);
+        }
+        result_add_finding(c->r, FIND_AUDIT_UNAVAILABLE, NULL, "no CUPTI audit of the %s: %s", side ? "candidate" : "reference",
+                           why_failed(&rep, pr, err));
+        reply_free(&rep);
+        if (!side && pr != PROC_OK) {
+            json_decref(names);
+            snprintf(pf->note, sizeof pf->note, "the reference worker failed during the audit");
+            return 2;
+        }
+    }
+    json_decref(names);
+    return 0;
+}
+
+/* ---- the memoization probe ------------------------------------------------------------------ */
+
+static int stage_memo_probe(timing *t, kbv_err *err) {
+    if (t->nkept != 2) return 0;
+    const kept_case *k0 = &t->kept[0], *k1 = &t->kept[1];
+    int differ = 0;
+    for (int k = 0; k < k0->rr.oracle.n && k < k1->rr.oracle.n; k++)
+        differ |= gen_fingerprint_host(k0->rr.oracle.t[k].data, k0->rr.oracle.t[k].nbytes) !=
+                  gen_fingerprint_host(k1->rr.oracle.t[k].data, k1->rr.oracle.t[k].nbytes);
+    if (!differ) return 0;
+    kbv_reply rep;
+    proc_result pr;
+    if (session_call(t->c, t->cand, json_pack("{s:s}", "op", "memo_probe"), t->to, &rep, &pr, err))
+        return cand_failed(t, "the memoization probe", pr, &rep, err);
+    if (reply_prints_equal(&rep.before, &rep.after))
+        result_add_finding(t->c->r, FIND_OUTPUT_MEMOIZATION, json_pack("{s:o}", "outputs", reply_prints_to_json(&rep.after)),
+                           "new values written into the same input tensors left the output unchanged: it was cached");
+    reply_free(&rep);
+    return 0;
+}
+
+/* ---- warm-up ----------------------------------------------------------------------------- */
+
+static int stage_warmup(timing *t, kbv_err *err) {
+    eval_ctx *c = t->c;
+    kbv_perf *pf = &c->r->perf;
+    kbv_reply rep;
+    proc_result pr;
+    t->arms[t->narms++] = ARM_CAND, t->arms[t->narms++] = ARM_REF;
+    if (t->cuda) t->arms[t->narms++] = ARM_STRICT;
+    if (c->o->compile_baseline) t->arms[t->narms++] = ARM_COMPILE;
+    eval_progress(c, "%s", "timing: warm-up");
+    double warm_max_ms = 0;
+    for (int a = 0; a < t->narms; a++) {
+        double w = t->cuda ? (a == 0 ? 0.3 : 0.2) : 0.05;
+        int arm = t->arms[a];
+        if (session_call(t->c, t->procs[arm], bench_cmd(arm, w, NULL, 0, -1), arm == ARM_COMPILE ? c->o->load_timeout_s : t->to, &rep, &pr, err)) {
+            if (arm == ARM_CAND) return cand_failed(t, "timing warm-up", pr, &rep, err);
+            if (arm == ARM_COMPILE) {
+                snprintf(pf->note, sizeof pf->note, "torch.compile baseline failed: %.200s", why_failed(&rep, pr, err));
+                reply_free(&rep);
+                t->narms--;
+                if (pr != PROC_OK) return 2;
+                continue;
+            }
+            snprintf(pf->note, sizeof pf->note, "the reference failed in timing: %.200s", why_failed(&rep, pr, err));
+            reply_free(&rep);
+            return 2;
+        }
+        pf->held[arm == ARM_CAND] = (int)rep.held;
+        if (rep.has_warmup_last && rep.warmup_last_ms > warm_max_ms) warm_max_ms = rep.warmup_last_ms;
+        reply_free(&rep);
+    }
+    /* A fixed cost of running first after the other worker (cold code, mappings) is about
+     * 0.1 us: worth an extra untimed call per sample only for short calls. */
+    pf->primed = t->cuda && (c->o->prime == 1 || (c->o->prime < 0 && warm_max_ms < 2.0));
+    return 0;
+}
+
+/* ---- the rounds --------------------------------------------------------------------------- */
+
+/* Re-check a timed output against the oracle of the set it was computed on. */
+static int recheck(timing *t, kbv_reply *rep, char *why, size_t whylen, kbv_err *err) {
+    int set = rep->has_set ? (int)rep->set : -1;
+    if (set < 0 || set >= t->nkept) return snprintf(why, whylen, "timed output names no input set"), 0;
+    const ref_runs *rr = &t->kept[set].rr;
+    kbv_tensor *out = NULL;
+    int n = 0, ok = 1;
+    if (session_read_outputs(&rep->values, &out, &n, NULL, 1, NULL, err) < 0) {
+        snprintf(why, whylen, "%s", err->msg);
+        ok = 0;
+    } else if (n != rr->oracle.n) {
+        snprintf(why, whylen, "the timed call returned %d outputs, expected %d", n, rr->oracle.n);
+        ok = 0;
+    }
+    for (int k = 0; ok && k < n; k++) {
+        judge_calib cal;
+        judge_result jr;
+        cases_judge_output(t->c, rr, k, &out[k], &cal, &jr);
+        if (!jr.passed) {
+            snprintf(why, whylen, "set %d, output %d: %s", set, k, jr.reason);
+            ok = 0;
+        }
+    }
+    session_free_outputs(out, n);
+    return ok;
+}
+
+/* A timed output checked: a mismatch is a hack finding. */
+static void check_timed(timing *t, kbv_reply *rep, const char *which, int round, kbv_err *err) {
+    kbv_perf *pf = &t->c->r->perf;
+    char why[300];
+    pf->rechecks++;
+    if (recheck(t, rep, why, sizeof why, err)) return;
+    pf->rechecks_failed++;
+    if (round >= 0) result_add_finding(t->c->r, FIND_TIMED_OUTPUT_MISMATCH, NULL, "a timed call's output is wrong (round %d): %s", round, why);
+    else result_add_finding(t->c->r, FIND_TIMED_OUTPUT_MISMATCH, NULL, "%s timed call's output is wrong: %s", which, why);
+}
+
+static int stage_rounds(timing *t, stats_stop *stopp, kbv_err *err) {
+    eval_ctx *c = t->c;
+    kbv_result *r = c->r;
+    kbv_perf *pf = &r->perf;
+    kbv_reply rep;
+    proc_result pr;
+    /* With the budget left to kbv, a GPU run whose CI is still wider than 2% at 10 s (a few
+     * rounds of a call of tens of ms) goes on to 30 s: the target is a CI of at most 2% for
+     * calls of 100 us and more. A --time-budget given is a hard cap. */
+    int auto_budget = !(c->o->time_budget_s > 0);
+    stats_stop_rule rule = {.min_samples = 10,
+                            .max_samples = MAX_ROUNDS,
+                            .min_time_s = t->cuda ? 0.5 : 0.2,
+                            .max_time_s = !auto_budget ? c->o->time_budget_s
+                                          : t->cuda    ? 10
+                                                       : 2,
+                            .target = t->cuda ? 0.005 : 0.01,
+                            .extend_time_s = auto_budget && t->cuda ? 30 : 0,
+                            .extend_target = 0.01,
+                            .resamples = 2000,
+                            .seed = r->seed ^ 0xA1}; /* perf_ratio's, below */
+    uint64_t rng = kbv_mix64(r->seed ^ 0x7137);
+    char save[PATH_MAX + 32];
+    /* The budget counts the rounds, not the re-checks of timed outputs against the oracle
+     * (seconds each for outputs of hundreds of MiB): t_rounds moves forward by their time. */
+    double t_rounds = kbv_now();
+    stats_stop stop = STATS_CONTINUE;
+    long long nround = 0;
+    eval_progress(c, "%s", "timing: interleaved rounds");
+    /* The headline stops on its own rule; detect_value_cache's rounds go on (up to twice the
+     * budget) until it has 5 of each kind, so that a slow machine does not leave it blind. */
+    int nseen = 0, nnew = 0;
+    while (stop == STATS_CONTINUE || (t->fresh_ok && (nseen < 5 || nnew < 5) && !verdict_has_hack(r) && kbv_now() - t_rounds < 2 * rule.max_time_s)) {
+        int order[ARM_COUNT];
+        for (int a = 0; a < t->narms; a++) order[a] = t->arms[a];
+        for (int a = t->narms - 1; a > 0; a--) { /* Fisher-Yates */
+            rng = kbv_mix64(rng);
+            int j = (int)(rng % (uint64_t)(a + 1)), x = order[a];
+            order[a] = order[j], order[j] = x;
+        }
+        /* Two rounds in six run the candidate and the reference on a hidden case's inputs
+         * instead of the rotation, for detect_value_cache only: one on that case's own values
+         * (the same in every such round: values the call has seen), one on values drawn like
+         * them that no call has seen. A cache keyed on the inputs' content is fast on the first
+         * and slow on the second; an honest kernel runs both alike (same distribution). */
+        int phase = (int)(nround % 6);
+        int kind = t->fresh_ok && phase == 2 ? 1 : t->fresh_ok && phase == 5 ? 2 : 0; /* 0 headline, 1 seen, 2 new */
+        if (stop != STATS_CONTINUE) kind = nseen <= nnew ? 1 : 2;                     /* the headline is done */
+        long long fresh = kind == 1 ? 0 : kind == 2 ? nround : -1;
+        int fresh_all = kind > 0;                                    /* every arm ran on the hidden case's values */
+        int check = kind == 0 && (t->n % 16 == 0 || t->n % 16 == 1); /* consecutive rounds: both value sets */
+        double dms[ARM_COUNT] = {0};
+        nround++;
+        for (int q = 0; q < t->narms; q++) {
+            int a = order[q];
+            if (kind && a != ARM_CAND && a != ARM_REF) continue;
+            snprintf(save, sizeof save, "%s/cand/timed%d_", c->scratch, t->n);
+            if (session_call(t->c, t->procs[a], bench_cmd(a, 0, a == ARM_CAND && check ? save : NULL, pf->primed, fresh), t->to, &rep, &pr, err)) {
+                *stopp = stop;
+                if (a == ARM_CAND) return cand_failed(t, "a timed call", pr, &rep, err);
+                snprintf(pf->note, sizeof pf->note, "the %s failed in timing: %.200s", kArmWhat[a], why_failed(&rep, pr, err));
+                reply_free(&rep);
+                return 2;
+            }
+            double v = rep.nms > 0 ? rep.ms[0] : 0;
+            if (kind) dms[a] = v;
+            else t->ms[a][t->n] = v;
+            if (fresh >= 0 && !rep.fresh) fresh_all = 0;
+            if (rep.fresh_failed) t->fresh_ok = 0; /* no more such rounds */
+            pf->throttled += (int)rep.throttled;
+            pf->cushion_expired += (int)rep.cushion_expired;
+            if (a == ARM_CAND && check) {
+                double t_check = kbv_now();
+                check_timed(t, &rep, NULL, t->n, err);
+                t_rounds += kbv_now() - t_check;
+            }
+            reply_free(&rep);
+        }
+        if (kind) {
+            if (fresh_all && dms[ARM_REF] > 0 && dms[ARM_CAND] > 0 && t->nd < MAX_ROUNDS) {
+                t->dref[t->nd] = dms[ARM_REF], t->dcand[t->nd] = dms[ARM_CAND], t->dnew[t->nd] = kind == 2, t->nd++;
+                nseen += kind == 1, nnew += kind == 2;
+            }
+            if (verdict_has_hack(r)) break;
+            double el = kbv_now() - t_rounds;
+            if (stop == STATS_CONTINUE && el >= rule.max_time_s) stop = stats_should_stop(&rule, t->ratio, (size_t)t->n, el, &pf->noise);
+            continue;
+        }
+        int n = t->n;
+        t->ratio[n] = t->ms[ARM_REF][n] > 0 && t->ms[ARM_CAND][n] > 0 ? t->ms[ARM_REF][n] / t->ms[ARM_CAND][n] : 0;
+        if (t->ratio[n] > 0) t->n++;
+        if (verdict_has_hack(r)) break;
+        double el = kbv_now() - t_rounds;
+        if (t->n < 50 || t->n % 8 == 0) stop = stats_should_stop(&rule, t->ratio, (size_t)t->n, el, &pf->noise);
+        else if (el >= stats_time_cap(&rule)) stop = STATS_STOP_MAX_TIME;
+    }
+    *stopp = stop;
+    /* The last two timed outputs are checked too: consecutive samples hold the two value sets,
+     * so an output kept from an earlier call cannot match both, however few rounds ran. */
+    for (int last = 0; last < 2 && !verdict_has_hack(r); last++) {
+        snprintf(save, sizeof save, "%s/cand/timed_last%d_", c->scratch, last);
+        if (session_call(t->c, t->cand, bench_cmd(ARM_CAND, 0, save, pf->primed, -1), t->to, &rep, &pr, err))
+            return cand_failed(t, "a timed call", pr, &rep, err);
+        check_timed(t, &rep, "the last", -1, err);
+        reply_free(&rep);
+    }
+    return 0;
+}
+
+/* ---- summary -------------------------------------------------------------------------------- */
+
+static void stage_summary(timing *t, stats_stop stop) {
+    eval_ctx *c = t->c;
+    kbv_result *r = c->r;
+    kbv_perf *pf = &r->perf;
+    int n = t->n;
+    pf->rounds = n;
+    snprintf(pf->stop, sizeof pf->stop, "%s",
+             stop == STATS_STOP_CONVERGED     ? "converged"
+             : stop == STATS_STOP_MAX_SAMPLES ? "max_samples"
+             : stop == STATS_STOP_MAX_TIME    ? "max_time"
+                                              : "stopped");
+    /* Rounds without the headline pair were overwritten by the next: ms[*][0..n) are paired. */
+    perf_times(t->ms[ARM_CAND], n, &pf->cand);
+    perf_times(t->ms[ARM_REF], n, &pf->ref);
+    perf_ratio(t->ms[ARM_REF], t->ms[ARM_CAND], n, r->seed ^ 0xA1, &pf->speedup);
+    if (t->cuda) {
+        perf_times(t->ms[ARM_STRICT], n, &pf->ref_strict);
+        perf_ratio(t->ms[ARM_STRICT], t->ms[ARM_CAND], n, r->seed ^ 0xA2, &pf->speedup_strict);
+    }
+    for (int a = 0; a < t->narms; a++)
+        if (t->arms[a] == ARM_COMPILE) {
+            perf_times(t->ms[ARM_COMPILE], n, &pf->ref_compile);
+            perf_ratio(t->ms[ARM_COMPILE], t->ms[ARM_CAND], n, r->seed ^ 0xA3, &pf->speedup_compile);
+        }
+    pf->measured = pf->speedup.measured;
+    if (t->cuda && pf->measured) detect_short_call(c, PROCESS_OFFSET_NS);
+    detect_value_cache(c, t->dref, t->dcand, t->dnew, t->nd);
+    if (c->o->keep_samples) {
+        json_decref(r->samples);
+        r->samples = json_object();
+        static const char *const keys[ARM_COUNT] = {
+            [ARM_CAND] = "candidate", [ARM_REF] = "reference", [ARM_STRICT] = "reference_strict", [ARM_COMPILE] = "reference_compile"};
+        for (int a = 0; a < t->narms; a++) {
+            json_t *v = json_array();
+            for (int i = 0; i < n; i++) json_array_append_new(v, json_real(t->ms[t->arms[a]][i]));
+            json_object_set_new(r->samples, keys[t->arms[a]], v);
+        }
+    }
+    detect_roofline(c, &t->kept[0], t->peak_gbs);
+}
+
+/* ---- graph replay and the timer's floor --------------------------------------------------- */
+
+static int stage_graphs(timing *t, kbv_err *err) {
+    eval_ctx *c = t->c;
+    kbv_perf *pf = &c->r->perf;
+    kbv_reply rep;
+    proc_result pr;
+    int rc = 0;
+    /* Graph replay: device time with launch overhead gone, where the call can be captured. */
+    if (!verdict_has_hack(c->r)) {
+        eval_progress(c, "%s", "timing: CUDA graph replay");
+        enum { GRAPH_ROUNDS = 30 };
+        double g[2][GRAPH_ROUNDS];
+        int ok = 1;
+        for (int i = 0; i < GRAPH_ROUNDS && ok; i++)
+            for (int side = 0; side < 2 && ok; side++) {
+                kbv_proc *p = side ? t->ref : t->cand;
+                json_t *cmd = json_pack("{s:s, s:s, s:i, s:b, s:b}", "op", "bench", "arm", "graph", "n", 1, "tf32", 1, "prime", pf->primed);
+                if (session_call(t->c, p, cmd, t->to, &rep, &pr, err)) {
+                    snprintf(pf->graph_note, sizeof pf->graph_note, "%s: %.160s", side ? "reference" : "candidate", why_failed(&rep, pr, err));
+                    if (!side && pr != PROC_OK) rc = cand_failed(t, "graph replay", pr, &rep, err);
+                    reply_free(&rep);
+                    ok = 0;
+                    break;
+                }
+                g[side][i] = rep.nms > 0 ? rep.ms[0] : 0;
+                pf->graphs[!side] = (int)rep.graphs;
+                reply_free(&rep);
+            }
+        if (ok) {
+            /* The first replay of each follows its capture (the worker replays each graph
+             * once untimed to upload it, but the capture leaves other state cold): drop it. */
+            perf_times(g[0] + 1, GRAPH_ROUNDS - 1, &pf->cand_graph);
+            perf_times(g[1] + 1, GRAPH_ROUNDS - 1, &pf->ref_graph);
+            perf_ratio(g[1] + 1, g[0] + 1, GRAPH_ROUNDS - 1, c->r->seed ^ 0xA4, &pf->speedup_graph);
+        }
+    }
+    /* The timer's floor: kbv's empty kernel timed the same way (flush, cushion, event pair),
+     * in the reference's worker. A call this short is at the limit of what kbv can resolve;
+     * beside the audit's empty_kernel_ns it gives the timer's overhead (BENCHMARKS.md). */
+    enum { EMPTY_SAMPLES = 30 };
+    double e[EMPTY_SAMPLES];
+    int ne = 0;
+    if (session_call(t->c, t->ref, json_pack("{s:s, s:s, s:i}", "op", "bench", "arm", "empty", "n", EMPTY_SAMPLES), t->to, &rep, &pr, err) == 0) {
+        for (int i = 0; i < rep.nms; i++)
+            if (ne < EMPTY_SAMPLES && rep.ms[i] > 0) e[ne++] = rep.ms[i];
+        perf_times(e, ne, &pf->empty);
+    }
+    reply_free(&rep);
+    return rc;
+}
+
+int timing_run(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kept, int nkept, kbv_err *err) {
+    kbv_result *r = c->r;
+    kbv_perf *pf = &r->perf;
+    timing t = {.c = c,
+                .ref = ref,
+                .cand = cand,
+                .procs = {cand, ref, ref, ref},
+                .kept = kept,
+                .nkept = nkept,
+                .cuda = strcmp(r->device, "cuda") == 0,
+                .to = c->o->timeout_s,
+                .fresh_ok = 1};
+    double t_start = kbv_now();
+    snprintf(pf->clock, sizeof pf->clock, "%s", t.cuda ? "cuda_events" : "cpu_monotonic");
+    if (nkept == 0) {
+        snprintf(pf->note, sizeof pf->note, "no judged case to time on");
+        return 0;
+    }
+    eval_progress(c, "%s", "timing: setting up the input sets");
+    int s = stage_setup(&t, err);
+    if (s) return s == 1; /* 2: the reference failed, perf.note says how */
+    double t_audit = kbv_now();
+    if (t.cuda) {
+        s = stage_audit(&t, err);
+        if (s) return s == 1;
+        r->phase_s[PHASE_AUDIT] = kbv_now() - t_audit;
+        if (verdict_has_hack(r)) {
+            snprintf(pf->note, sizeof pf->note, "not timed: the audit found work outside the timed window");
+            return 0;
+        }
+    }
+    /* Memoization probe: same addresses, new values (without a version bump) -> the output
+     * must change wherever the reference's does. */
+    if (stage_memo_probe(&t, err)) return 1;
+    if (verdict_has_hack(r)) {
+        snprintf(pf->note, sizeof pf->note, "not timed: the candidate caches its outputs");
+        return 0;
+    }
+    s = stage_warmup(&t, err);
+    if (s) return s == 1;
+    int rc = 0;
+    for (int a = 0; a < ARM_COUNT; a++) t.ms[a] = calloc(MAX_ROUNDS, sizeof(double));
+    t.ratio = calloc(MAX_ROUNDS, sizeof(double));
+    t.dref = calloc(MAX_ROUNDS, sizeof(double)), t.dcand = calloc(MAX_ROUNDS, sizeof(double));
+    t.dnew = calloc(MAX_ROUNDS, 1);
+    if (!t.ratio || !t.dref || !t.dcand || !t.dnew || !t.ms[0] || !t.ms[1] || !t.ms[2] || !t.ms[3]) {
+        rc = kbv_seterr(err, "out of memory");
+        goto out;
+    }
+    stats_stop stop = STATS_CONTINUE;
+    s = stage_rounds(&t, &stop, err);
+    if (s) {
+        rc = s == 1;
+        goto out;
+    }
+    stage_summary(&t, stop);
+    if (t.cuda) rc = stage_graphs(&t, err);
+out:
+    for (int a = 0; a < ARM_COUNT; a++) free(t.ms[a]);
+    free(t.ratio), free(t.dref), free(t.dcand), free(t.dnew);
+    pf->time_s = kbv_now() - t_start;
+    return rc;
+}

@@ -1,0 +1,12 @@
+/* bench.h -- the timing commands: bench_setup, bench, audit, memo_probe (docs/timing.md). */
+#ifndef KBV_WORKER_BENCH_H
+#define KBV_WORKER_BENCH_H
+
+#include "worker.h"
+
+json_t *cmd_bench_setup(worker *w, const json_t *cmd);
+json_t *cmd_bench(worker *w, const json_t *cmd);
+json_t *cmd_audit(worker *w, const json_t *cmd);
+json_t *cmd_memo_probe(worker *w, const json_t *cmd);
+
+#endif

@@ -1,0 +1,51 @@
+/* test_verdict.c -- verdict.c: the status from a failure, the cases and the findings, in its
+ * documented order of precedence. */
+#include <string.h>
+
+#include "check.h"
+#include "verdict.h"
+
+static kbv_case mk(const char *dist, int passed) {
+    kbv_case c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.distribution, sizeof c.distribution, "%s", dist);
+    c.evaluated = 1, c.passed = passed, c.klass = passed ? 0 : 3;
+    return c;
+}
+
+int main(void) {
+    kbv_case cs[3] = {mk("nominal", 1), mk("normal", 1), mk("heavy_tailed", 1)};
+    kbv_flag hack = {.fid = FIND_IDENTITY_OUTPUT, .severity = SEV_HACK}, sus = {.fid = FIND_NONDETERMINISTIC_OUTPUT, .severity = SEV_SUSPECT};
+    verdict_in v = {.cases = cs, .ncases = 3};
+    CHECK(verdict_status(&v) == KBV_VERIFIED);
+    v.flags = &sus, v.nflags = 1;
+    CHECK(verdict_status(&v) == KBV_VERIFIED); /* suspect and info findings are evidence only */
+    cs[2].passed = 0;
+    CHECK(verdict_status(&v) == KBV_OVERFIT);
+    cs[0].passed = 0;
+    CHECK(verdict_status(&v) == KBV_INCORRECT);
+    cs[0].skipped = 1; /* a skipped case never counts */
+    CHECK(verdict_status(&v) == KBV_OVERFIT);
+    cs[0].skipped = 0;
+    v.flags = &hack;
+    CHECK(verdict_status(&v) == KBV_HACK); /* a hack overrides incorrect and overfit */
+    v.flags = NULL;                        /* ...unless findings do not count (the standard protocol) */
+    CHECK(verdict_status(&v) == KBV_INCORRECT);
+    v.flags = &hack;
+    static const struct {
+        kbv_failure f;
+        kbv_status s;
+    } fails[] = {{FAILURE_PROBLEM, KBV_PROBLEM_ERROR}, {FAILURE_KBV, KBV_PROBLEM_ERROR}, {FAILURE_COMPILE, KBV_COMPILE_ERROR},
+                 {FAILURE_RUNTIME, KBV_RUNTIME_ERROR}, {FAILURE_TIMEOUT, KBV_TIMEOUT},   {FAILURE_CRASH, KBV_CRASH}};
+    for (size_t i = 0; i < sizeof fails / sizeof *fails; i++) {
+        v.failure = fails[i].f;
+        CHECK(verdict_status(&v) == fails[i].s); /* a failure decides before cases and findings */
+    }
+    v.failure = FAILURE_NONE, v.check_only = 1;
+    CHECK(verdict_status(&v) == KBV_PROBLEM_OK);
+    /* the accuracy class: the worst judged case */
+    cs[1].klass = 2, cs[2].skipped = 1, cs[2].klass = 3; /* a skipped case is not judged */
+    CHECK(verdict_accuracy(cs, 3) == 2);
+    CHECK(verdict_accuracy(cs, 0) == 0);
+    CHECK_DONE("test_verdict");
+}
