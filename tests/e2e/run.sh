@@ -108,6 +108,13 @@ if jq -e '.status == "verified" and .weights.loaded == true and (.flags | map(.i
     ok "a candidate whose weights differ under the same seed gets the reference's, and says so"
 else not_ok "weights" "$(jq -c '{status, weights, flags}' "$tmp/w.json")"; fi
 
+# --- a contiguous copy where the reference returns a view: verified, the layout reported -------
+"$KBV" eval examples/problems/transpose_view.py examples/candidates/transpose_view/contiguous_cpu.py --device cpu --cases 1 \
+    --no-timing --quiet --json "$tmp/strides.json" >/dev/null 2>&1
+if jq -e '.status == "verified" and (.flags | map(.id) | index("stride_mismatch")) != null' "$tmp/strides.json" >/dev/null; then
+    ok "an output with other strides than the reference's is judged on its values and reported as stride_mismatch"
+else not_ok "strides" "$(jq -c '{status, flags}' "$tmp/strides.json")"; fi
+
 # --- kbv check: the reference side alone, with domain fallback and skips reported ---------
 "$KBV" check examples/problems/kl_div.py --device cpu --cases 1 --seed 4 --quiet --json "$tmp/check.json" >/dev/null 2>&1
 rc=$?
@@ -221,9 +228,19 @@ if jq -e '[.findings[].id] | (index("static_try_except") != null)' "$tmp/ins2.js
 else not_ok "kbv inspect findings" "$(head -c 800 "$tmp/ins2.json")"; fi
 "$KBV" inspect tests/fixtures/kernel_names.py --json "$tmp/ins3.json" >/dev/null 2>&1
 if jq -e '.kernels == ["k2","relu_kernel","tiled_mm"] and .triton_kernels == ["add_kernel"]' "$tmp/ins3.json" >/dev/null &&
-    "$KBV" inspect "$HONEST" --json - 2>/dev/null | jq -e '.kernels == [] and .triton_kernels == []' >/dev/null; then
-    ok "kbv inspect names __global__ kernels (templates, __launch_bounds__, extern \"C\", declarations) and triton.jit ones, once each"
+    "$KBV" inspect "$HONEST" --json - 2>/dev/null | jq -e '.kernels == [] and .triton_kernels == [] and [.findings[] | .id + ":" + .severity] == ["static_no_kernel:info"]' >/dev/null; then
+    ok "kbv inspect names __global__ kernels (templates, __launch_bounds__, extern \"C\", declarations) and triton.jit ones, once each; a file with none is static_no_kernel"
 else not_ok "kbv inspect kernel names" "$(cat "$tmp/ins3.json" 2>/dev/null | head -c 400)"; fi
+# Every other static_ finding, with its catalogue severity (src/finding.h), from one file that
+# holds one instance of each pattern.
+"$KBV" inspect examples/candidates/inspect/static_patterns.py --json "$tmp/ins4.json" >/dev/null 2>&1
+if jq -e '[.findings[] | .id + ":" + .severity] | sort == ["static_ctypes:suspect", "static_environment_sniffing:suspect",
+    "static_exec:suspect", "static_file_access:suspect", "static_global_flags:suspect", "static_kernel_not_launched:suspect",
+    "static_monkeypatch:suspect", "static_network_or_process:suspect", "static_precision_casts:info",
+    "static_profiler_tampering:suspect", "static_streams:info", "static_subclasses_reference:info", "static_threads:suspect",
+    "static_try_except:suspect"]' "$tmp/ins4.json" >/dev/null; then
+    ok "kbv inspect reports each of the fourteen other static patterns once, at its catalogue severity"
+else not_ok "kbv inspect static patterns" "$(jq -c '[.findings[] | .id + ":" + .severity]' "$tmp/ins4.json" 2>/dev/null | head -c 800)"; fi
 check_usage "inspect needs a file" "give one CANDIDATE.py" inspect
 check_usage "inspect missing file" "No such file" inspect /nonexistent/cand.py
 check_usage "bad library policy" "--library-only must be" eval "$P" "$HONEST" --library-only maybe

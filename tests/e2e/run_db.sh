@@ -82,6 +82,16 @@ if [ "$rc1" = 0 ] && [ "$rc2" = 0 ] && [ "$reused" = 4 ] && [ "$plain" = 0 ] &&
     [ "$(sqlite3 "$tmp/ru/reuse.db" "select count(*) from cases")" = 35 ] && [ -z "$(ls -A "$tmp/ru/scratch")" ]; then
     ok "kbv run reuses a problem's reference side (4 of 7 evaluations) with the results of running it for each"
 else not_ok "reference reuse" "exit $rc1/$rc2, reused $reused/$plain, left: $(ls -A "$tmp/ru/scratch") $(cat "$tmp/ru/err1" "$tmp/ru/err2")"; fi
+# Without Landlock kept reference outputs would be readable by candidates: nothing is reused,
+# and each evaluation says why (reference_not_reused, info).
+head -1 "$tmp/ru/m.jsonl" >"$tmp/ru/two.jsonl"
+head -1 "$tmp/ru/m.jsonl" | sed 's/}$/, "sample": 1}/' >>"$tmp/ru/two.jsonl"
+"$KBV" run --manifest "$tmp/ru/two.jsonl" --db "$tmp/ru/nosb.db" $ru_opts --no-sandbox 2>"$tmp/ru/err3"
+rc=$?
+if [ "$rc" = 0 ] && sqlite3 "$tmp/ru/nosb.db" "select result from evaluations" |
+    jq -se 'length == 2 and all(.[]; .status == "verified" and .reference_reused == false and ([.flags[].id] | index("reference_not_reused") != null))' >/dev/null; then
+    ok "kbv run --no-sandbox reuses no reference side, and flags reference_not_reused"
+else not_ok "reference_not_reused" "exit $rc $(tail -c 300 "$tmp/ru/err3") $(sqlite3 "$tmp/ru/nosb.db" "select result from evaluations" 2>/dev/null | jq -c '[.status, .reference_reused, [.flags[].id]]' 2>/dev/null)"; fi
 
 # --- kill -9 in the middle, then --resume ------------------------------------------------------
 "$KBV" run --manifest "$tmp/m/run.jsonl" --db "$tmp/kill.db" $opts 2>/dev/null &
