@@ -85,7 +85,7 @@ all: config $(BINS)
 help:
 	@echo "make            build ./kbv and ./kbv-worker"
 	@echo "make test       unit tests, CPU end-to-end tests, the fault suite and kill-and-resume (no GPU needed)"
-	@echo "make test-faults  the fault-injection suite (CPU) and the kill-and-resume test"
+	@echo "make test-faults  the fault-injection suite (CPU), the kill-and-resume test and the attack suite"
 	@echo "make test-gpu   GPU end-to-end tests (skips with a message where no GPU is present)"
 	@echo "make check      the unit and end-to-end tests under ASan/UBSan with -Werror"
 	@echo "make fuzz       build the libFuzzer targets build/fuzz/fuzz_proto and fuzz_manifest (needs clang)"
@@ -147,10 +147,12 @@ test-e2e: all
 	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/run_db.sh
 	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1:allocator_may_return_null=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/bad_input.sh
 
-# The fault-injection suite and the kill-and-resume test (docs/RELIABILITY.md).
+# The fault-injection suite, the kill-and-resume test and the attack suite (docs/RELIABILITY.md,
+# docs/security.md).
 test-faults: all
 	@$(if $(filter 1,$(SANITIZE)),KBV_SANITIZED=1 ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/faults/run.sh cpu
 	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/faults/kill_resume.sh
+	@$(if $(filter 1,$(SANITIZE)),KBV_SANITIZED=1 ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/attacks/run.sh cpu
 
 test: all test-unit test-e2e test-faults fuzz-smoke
 
@@ -171,6 +173,7 @@ test-gpu: all $(if $(NVCC),$(BUILD)/tests/gen_check) $(BUILD)/tests/sb_probe
 	@if [ -e /dev/nvidiactl ]; then ZOO_JOBS=$${ZOO_JOBS:-6} KBV=$(abspath $(firstword $(BINS))) tests/zoo.sh cuda '$(ZOO_CASES)'; \
 	 else echo "SKIP: the zoo on the GPU needs an NVIDIA GPU"; fi
 	@KBV=$(abspath $(firstword $(BINS))) tests/faults/run.sh cuda '$(FAULT_CASES)'
+	@KBV=$(abspath $(firstword $(BINS))) tests/attacks/run.sh cuda '$(ATTACK_CASES)'
 
 check:
 	$(MAKE) SANITIZE=1 test

@@ -81,7 +81,7 @@ static int reference_case(eval_ctx *c, kbv_proc *ref, int ci, int dist, int dom,
     if (!c->oracle_fallback) {
         json_t *cmd = forward_cmd(c, "ref", ci, "oracle", "float64", 0, -1, 0);
         if (!c->o->candidate) json_object_set_new(cmd, "save", json_false()); /* kbv check: facts only */
-        pr = session_run(c, ref, cmd, c->o->timeout_s, &rr->oracle, &fail, err);
+        pr = session_run(c, ref, cmd, c->o->timeout_s, NULL, 0, &rr->oracle, &fail, err);
         int failed = fail.op[0] != 0;
         dirty = failed || !reply_prints_equal(&rr->oracle.rep.after, &rr->prints);
         if (pr == PROC_OK && failed && dist >= 0) {
@@ -118,7 +118,7 @@ static int reference_case(eval_ctx *c, kbv_proc *ref, int ci, int dist, int dom,
         /* kbv check reads no outputs: they stay in the worker, which replies with the facts
          * validity needs (the strict run's stand in for a failed float64 oracle's). */
         if (!c->o->candidate) json_object_set_new(cmd, "save", json_false());
-        pr = session_run(c, ref, cmd, c->o->timeout_s, outs[k], &fail, err);
+        pr = session_run(c, ref, cmd, c->o->timeout_s, NULL, 0, outs[k], &fail, err);
         if (pr == PROC_OK && fail.op[0] && dist >= 0 && strcmp(fail.kind, "python") == 0) {
             /* A hidden input the reference rejects (e.g. a matrix that is not positive
              * definite) makes the case invalid in this domain, not the problem broken. */
@@ -301,8 +301,10 @@ static long long out_bytes(const run_out *r) {
     return b;
 }
 
-/* Candidate: same inputs, two runs under different poison. Returns 0 when judged, 1 when the
- * candidate failed (c->failure set). */
+/* Candidate: same inputs, two runs under different poison. Returns 0 when judged, -1 when kbv
+ * failed (err), 1 when the candidate failed (c->failure set), 2 when an output was larger than the reference's: the case
+ * failed (judged so, the output unread) and the worker's state is unknown (a reply of its own
+ * may be on its way), so no case follows. */
 static int candidate_case(eval_ctx *c, kbv_proc *cand, int ci, int dist, int dom, uint64_t seed, const ref_runs *rr, kbv_case *kc, kbv_err *err) {
     run_out r[2];
     memset(r, 0, sizeof r);
@@ -322,8 +324,18 @@ static int candidate_case(eval_ctx *c, kbv_proc *cand, int ci, int dist, int dom
         }
         char tag[16];
         snprintf(tag, sizeof tag, "run%d", k);
-        pr = session_run(c, cand, forward_cmd(c, "cand", ci, tag, "native", 1, poisons[k], 2 * out_bytes(&rr->strict)), c->o->timeout_s, &r[k], &fail,
-                         err);
+        pr = session_run(c, cand, forward_cmd(c, "cand", ci, tag, "native", 1, poisons[k], 2 * out_bytes(&rr->strict)), c->o->timeout_s, rr->strict.t,
+                         rr->strict.n, &r[k], &fail, err);
+        if (pr == PROC_ERROR && r[k].oversize) { /* an output larger than the reference's: wrong, and not read */
+            kc->evaluated = 1, kc->passed = 0, kc->klass = JUDGE_WRONG;
+            snprintf(kc->detail, sizeof kc->detail, "%s", err->msg);
+            rc = 2;
+            break;
+        }
+        if (pr == PROC_ERROR && r[k].kbv_side) { /* kbv had no memory for the outputs: kbv's failure */
+            rc = -1;
+            break;
+        }
         if (pr != PROC_OK || fail.op[0]) {
             c->failure = session_candidate_failure(c, cand, "forward", pr == PROC_ERROR ? PROC_PROTOCOL : pr, &fail, err);
             reply_free(&fail);
@@ -331,7 +343,7 @@ static int candidate_case(eval_ctx *c, kbv_proc *cand, int ci, int dist, int dom
             break;
         }
     }
-    if (!rc) {
+    if (rc == 0) {
         double t_judge = kbv_now();
         kc->t_candidate_s = t_judge - t_cand;
         judge_case(c, kc, rr, &r[0], &r[1], &prints);
@@ -413,9 +425,10 @@ int cases_run(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kept, int *
                 ref_runs_free(&rr);
                 continue;
             }
-            if (candidate_case(c, cand, ci, kDistCode[di], dom, kc->seed, &rr, kc, err)) {
+            int cc = candidate_case(c, cand, ci, kDistCode[di], dom, kc->seed, &rr, kc, err);
+            if (cc) { /* failed, an oversized output, or kbv's own failure (-1) */
                 ref_runs_free(&rr);
-                return 0;
+                return cc < 0 ? -1 : 0;
             }
             if (kc->passed && di > 0 && c->fresh_ci < 0)
                 c->fresh_ci = ci, c->fresh_dist = kDistCode[di], c->fresh_dom = dom, c->fresh_seed = kc->seed;

@@ -103,11 +103,7 @@ static int phase_candidate(eval_ctx *c, kbv_proc *cand, int *up, kbv_err *err) {
     eval_progress(c, "starting the candidate worker (%s)", c->r->device);
     if (kbv_gpulock_set(&c->lock, 0, err) < 0) return -1; /* compiling needs no GPU */
     int s = session_load(c, cand, "candidate", 1, NULL, &pr, &fail, err);
-    if (s < 0) {
-        c->failure = FAILURE_CRASH;
-        result_add_error(c->r, "%s", err->msg);
-        return 1;
-    }
+    if (s < 0) return -1; /* the worker did not start: no candidate code has run yet, so kbv's failure */
     *up = 1;
     if (kbv_gpulock_set(&c->lock, 1, err) < 0) return -1;
     if (s > 0 || session_build(c, cand, 1, &pr, &fail, err)) {

@@ -68,6 +68,8 @@ int plan_has_gen(const eval_plan *pl);
 typedef struct run_out {
     kbv_tensor *t;
     int n;
+    int oversize;  /* session_run: an output file was larger than its bound (not read) */
+    int kbv_side;  /* session_run: kbv itself could not read it (memory): not the worker's fault */
     kbv_reply rep; /* the worker's decoded reply (values, aliases, inputs_after, facts) */
 } run_out;
 
@@ -150,11 +152,37 @@ proc_result session_step(eval_ctx *c, kbv_proc *p, json_t *cmd, double timeout, 
 /* A step that must succeed: 0 with *rep (ok), or 1 with *pr saying how it failed and, for a
  * failure reply, *rep holding it (freed by the caller either way). */
 int session_call(eval_ctx *c, kbv_proc *p, json_t *cmd, double timeout, kbv_reply *rep, proc_result *pr, kbv_err *err);
-/* A step that produces outputs: read them into out (its reply in out->rep). */
-proc_result session_run(eval_ctx *c, kbv_proc *p, json_t *cmd, double timeout, run_out *out, kbv_reply *fail, kbv_err *err);
-/* Read the outputs a reply describes. consume: delete each file once read. keep (non-NULL):
- * first hard-link each file into that folder and point the descriptor at the link. */
-int session_read_outputs(reply_values *values, kbv_tensor **outs, int *n, const char *keep, int consume, long long *kept_bytes, kbv_err *err);
+/* How the outputs of a step are read. kbv names every file itself: output j of a step whose
+ * command carried prefix P is P<j>.kbt, a descriptor naming any other path is a protocol
+ * error, and kbv opens, reads and unlinks only the name it made (no path from a reply). Each
+ * file is opened without following links or blocking and must be a regular file with one link
+ * (kbv_tensor_load_capped). Its data may hold at most like[j]'s bytes (the reference's output
+ * j: a candidate's output of another size is wrong anyway; past nlike, nothing), or max_bytes
+ * without like. */
+typedef struct out_spec {
+    const char *prefix;     /* NULL: the files are kbv's own (the reference cache) */
+    const kbv_tensor *like; /* may be NULL */
+    int nlike;
+    long long max_bytes;   /* without like; < 0: no cap */
+    const char *keep;      /* non-NULL: hard-link each file into this folder first (refcache.c) */
+    int consume;           /* delete each file once read */
+    long long *kept_bytes; /* with keep: bytes kept, added up */
+} out_spec;
+
+/* A step that produces outputs: read them into out (its reply in out->rep); like/nlike bound
+ * the files (out_spec). PROC_ERROR when they could not be read (out->oversize: one was larger
+ * than its bound, which a caller may judge as a wrong output). */
+proc_result session_run(eval_ctx *c, kbv_proc *p, json_t *cmd, double timeout, const kbv_tensor *like, int nlike, run_out *out, kbv_reply *fail,
+                        kbv_err *err);
+/* Read the outputs a reply describes. 0, -1 on an error, -2 when a file is over its bound, -3
+ * when kbv had no memory for one (kbv's own failure). */
+int session_read_outputs(reply_values *values, const out_spec *spec, kbv_tensor **outs, int *n, kbv_err *err);
+/* Whether kbv's own resources ran out (the scratch file system nearly full): 1 with why. A
+ * worker's failure then is kbv's (FAILURE_KBV: not a verdict, `kbv run --resume` runs it
+ * again), never the candidate's or the problem's. */
+int session_exhausted(const eval_ctx *c, char *why, size_t n);
+/* The bound on a worker's file without a reference to compare with: --max-memory, or 64 GiB. */
+long long session_max_file_bytes(const eval_ctx *c);
 void session_free_outputs(kbv_tensor *outs, int n);
 /* Start, load the problem and, for a candidate, inspect and load it. 0, 1 when a step failed
  * (*pr and *fail say how), -1 when the worker did not start (err). */

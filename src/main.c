@@ -320,6 +320,9 @@ static int cmd_eval(int argc, char **argv, int mode) {
                 return EXIT_USAGE;
             }
             o.have_seed = 1, o.seed = s;
+            /* The secret leaves the command line, which every process of the user can read
+             * (/proc/PID/cmdline): a candidate's worker without a PID namespace included. */
+            for (char *p = (char *)val; *p; p++) *p = '*';
         } else if (strcmp(a, "--timeout") == 0) {
             NEED_VALUE();
             if (num_opt(name, a, val, 0.1, 86400, 0, "seconds between 0.1 and 86400", &v) < 0) return EXIT_USAGE;
@@ -588,7 +591,15 @@ static int cmd_inspect(int argc, char **argv) {
         return EXIT_INTERNAL;
     }
     int to_stdout = json_path && strcmp(json_path, "-") == 0;
-    FILE *f = to_stdout ? stderr : stdout;
+    FILE *out = to_stdout ? stderr : stdout;
+    char *text = NULL;
+    size_t tlen = 0;
+    FILE *f = open_memstream(&text, &tlen); /* printed through kbv_fputs_safe: the details are a worker's text */
+    if (!f) {
+        json_decref(j);
+        say("kbv inspect: out of memory\n");
+        return EXIT_INTERNAL;
+    }
     fprintf(f, "kbv inspect: %s\n", file);
     if (json_object_get(j, "syntax_error")) fprintf(f, "  syntax error: %s\n", json_string_value(json_object_get(j, "syntax_error")));
     fprintf(f, "  load_inline  %s\n", json_is_true(json_object_get(j, "load_inline")) ? "yes" : "no");
@@ -605,6 +616,8 @@ static int cmd_inspect(int argc, char **argv) {
         fprintf(f, "  [%s] %s (line %lld): %s\n", json_string_value(json_object_get(x, "severity")), json_string_value(json_object_get(x, "id")),
                 (long long)json_integer_value(json_object_get(x, "line")), json_string_value(json_object_get(x, "detail")));
     }
+    if (fclose(f) == 0) kbv_fputs_safe(text, out);
+    free(text);
     int code = 0;
     if (json_path) {
         int bad =

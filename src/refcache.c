@@ -110,7 +110,8 @@ static int take_run(const json_t *rec, run_out *o, kbv_err *err) {
         o->rep.aliases[q][0] = (int)json_integer_value(json_array_get(json_array_get(al, q), 0));
         o->rep.aliases[q][1] = (int)json_integer_value(json_array_get(json_array_get(al, q), 1));
     }
-    return session_read_outputs(&o->rep.values, &o->t, &o->n, NULL, 0, NULL, err);
+    out_spec spec = {.max_bytes = -1}; /* kbv's own files, named in kbv's own index */
+    return session_read_outputs(&o->rep.values, &spec, &o->t, &o->n, err);
 }
 
 int refcache_take(eval_ctx *c, int ci, kbv_case *kc, ref_runs *rr, int *dom, kbv_err *err) {

@@ -447,9 +447,8 @@ static int dec_bench(const json_t *m, kbv_reply *r, kbv_err *err) {
     const long long big = 1LL << 40;
     if (get_int(m, "throttled", 0, big, &r->throttled, NULL, err) < 0 || get_int(m, "cushion_expired", 0, big, &r->cushion_expired, NULL, err) < 0 ||
         get_int(m, "held", 0, 1 << 20, &r->held, NULL, err) < 0 || get_int(m, "graphs", 0, 1 << 20, &r->graphs, NULL, err) < 0 ||
-        get_int(m, "set", -1, 1 << 20, &r->set, &r->has_set, err) < 0 || get_bool(m, "fresh", &r->fresh, err) < 0 ||
-        get_bool(m, "fresh_failed", &r->fresh_failed, err) < 0 || get_num(m, "warmup_last_ms", &r->warmup_last_ms, &r->has_warmup_last, err) < 0 ||
-        reply_values_from_json(json_object_get(m, "values"), &r->values, err) < 0)
+        get_bool(m, "fresh", &r->fresh, err) < 0 || get_bool(m, "fresh_failed", &r->fresh_failed, err) < 0 ||
+        get_num(m, "warmup_last_ms", &r->warmup_last_ms, &r->has_warmup_last, err) < 0)
         return -1;
     return 0;
 }
@@ -575,6 +574,11 @@ int reply_decode(const char *op, const json_t *m, kbv_reply *r, kbv_err *err) {
                      ? -1
                      : 0;
         else if (strcmp(op, "bench") == 0) rc = dec_bench(m, r, err);
+        else if (strcmp(op, "bench_save") == 0)
+            rc = get_int(m, "set", -1, 1 << 20, &r->set, &r->has_set, err) < 0 ||
+                         reply_values_from_json(json_object_get(m, "values"), &r->values, err) < 0
+                     ? -1
+                     : 0;
         else if (strcmp(op, "audit") == 0) rc = dec_audit(m, r, err);
         else if (strcmp(op, "memo_probe") == 0)
             rc = reply_prints_from_json(json_object_get(m, "before"), &r->before, err) < 0 ||
@@ -639,9 +643,8 @@ static const struct {
     {"load_state", {"matched", "differing", "loaded"}},
     {"standard", {"trials", "time_ms"}},
     {"bench_setup", {"slots", "fresh", "l2_bytes", "peak_mhz", "peak_gbs"}},
-    {"bench",
-     {"ms", "sm_mhz", "throttled", "cushion_expired", "warmup_samples", "warmup_last_ms", "held", "graphs", "fresh", "fresh_failed", "values",
-      "set"}},
+    {"bench", {"ms", "sm_mhz", "throttled", "cushion_expired", "warmup_samples", "warmup_last_ms", "held", "graphs", "fresh", "fresh_failed"}},
+    {"bench_save", {"values", "set"}},
     {"audit",
      {"markers", "dropped", "empty_kernel_ns", "kernels_per_call", "authored_kernels", "authored_ns", "library_ns", "span_ns", "after_stop",
       "after_stop_kernels", "other_stream", "other_stream_kernels", "kernels", "peak_bytes", "footprint_bytes", "allocations", "torch_peak_bytes"}},

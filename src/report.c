@@ -337,7 +337,13 @@ static int write_html(const json_t *rep, FILE *f, kbv_err *err) {
     json_t *v;
     int nh = 0;
     json_object_foreach((json_t *)json_object_get(json_object_get(rep, "overall"), "hacks_by_detector"), k, v) {
-        int l = snprintf(line, sizeof line, "\"%s\" %lld\n", k, (long long)json_integer_value(v));
+        /* a label goes into the gnuplot script: only [a-z0-9_] (a finding id) passes as it is,
+         * anything else (a quote, a backquote: gnuplot runs `...`) becomes '_' */
+        char label[64];
+        snprintf(label, sizeof label, "%s", k);
+        for (char *q = label; *q; q++)
+            if (!((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '_')) *q = '_';
+        int l = snprintf(line, sizeof line, "\"%s\" %lld\n", label, (long long)json_integer_value(v));
         kbv_buf_append(&sc, line, (size_t)l);
         nh++;
     }
@@ -387,12 +393,38 @@ static int write_html(const json_t *rep, FILE *f, kbv_err *err) {
     return ferror(f) ? kbv_seterr(err, "cannot write the report") : 0;
 }
 
+/* A group's name in a CSV field (quotes doubled) or a Markdown cell ('|' escaped, no line
+ * breaks); the table's as it is (the whole text goes through kbv_fputs_safe). */
+static void group_name(FILE *f, const char *name, int csv, int md) {
+    for (const char *p = name; *p; p++) {
+        if (csv && *p == '"') fputs("\"\"", f);
+        else if (md && *p == '|') fputs("\\|", f);
+        else if (md && (*p == '\n' || *p == '\r')) fputc(' ', f);
+        else fputc(*p, f);
+    }
+}
+
+static int write_text(const json_t *rep, const char *format, FILE *f, kbv_err *err);
+
 int report_write(const json_t *rep, const char *format, FILE *f, kbv_err *err) {
     if (strcmp(format, "html") == 0) return write_html(rep, f, err);
     if (strcmp(format, "json") == 0) {
         if (json_dumpf(rep, f, JSON_INDENT(2) | JSON_SORT_KEYS) < 0 || fputc('\n', f) == EOF) return kbv_seterr(err, "cannot write the report");
         return 0;
     }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m) return kbv_seterr(err, "out of memory");
+    int rc = write_text(rep, format, m, err);
+    if (fclose(m) != 0 && rc == 0) rc = kbv_seterr(err, "out of memory");
+    if (rc == 0) kbv_fputs_safe(buf, f);
+    free(buf);
+    return rc == 0 && ferror(f) ? kbv_seterr(err, "cannot write the report") : rc;
+}
+
+/* table, md, csv */
+static int write_text(const json_t *rep, const char *format, FILE *f, kbv_err *err) {
     /* Groups: overall, then models, then levels. */
     const char *gname[512];
     const json_t *gval[512];
@@ -411,8 +443,8 @@ int report_write(const json_t *rep, const char *format, FILE *f, kbv_err *err) {
     int csv = strcmp(format, "csv") == 0, md = strcmp(format, "md") == 0, table = strcmp(format, "table") == 0;
     if (!csv && !md && !table) return kbv_seterr(err, "unknown format '%s' (json, table, md, csv)", format);
     if (csv) {
-        fprintf(f, "group");
-        for (int i = 0; i < 14; i++) fprintf(f, ",%s", kHead[i]);
+        fprintf(f, "\"group\"");
+        for (int i = 0; i < 14; i++) fprintf(f, ",\"%s\"", kHead[i]); /* quoted: "geomean (all, fallback 1)" holds a comma */
         fputc('\n', f);
     } else if (md) {
         fprintf(f, "| group |");
@@ -427,11 +459,11 @@ int report_write(const json_t *rep, const char *format, FILE *f, kbv_err *err) {
     for (int g = 0; g < ng; g++) {
         cells(gval[g], c);
         if (csv) {
-            fprintf(f, "\"%s\"", gname[g]);
+            fputc('"', f), group_name(f, gname[g], 1, 0), fputc('"', f);
             for (int i = 0; i < 14; i++) fprintf(f, ",\"%s\"", c[i]);
             fputc('\n', f);
         } else if (md) {
-            fprintf(f, "| %s |", gname[g]);
+            fputs("| ", f), group_name(f, gname[g], 0, 1), fputs(" |", f);
             for (int i = 0; i < 14; i++) fprintf(f, " %s |", c[i]);
             fputc('\n', f);
         } else {

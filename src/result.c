@@ -252,7 +252,7 @@ json_t *result_to_json(const kbv_result *r) {
     return o;
 }
 
-void result_print(const kbv_result *r, FILE *f) {
+static void print_raw(const kbv_result *r, FILE *f) {
     int check = r->status == KBV_PROBLEM_OK || !r->candidate.path[0];
     fprintf(f, "kbv %s: %s\n", check ? "check" : "eval", kbv_status_name(r->status));
     fprintf(f, "  problem    %s (sha256 %.12s)\n", r->problem.path, r->problem.sha256[0] ? r->problem.sha256 : "-");
@@ -326,4 +326,15 @@ void result_print(const kbv_result *r, FILE *f) {
         }
     }
     fprintf(f, "  time       %.1f s\n", r->wall_s);
+}
+
+/* The summary goes out through kbv_fputs_safe: errors, findings and notes hold a worker's text. */
+void result_print(const kbv_result *r, FILE *f) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m) return;
+    print_raw(r, m);
+    if (fclose(m) == 0) kbv_fputs_safe(buf, f);
+    free(buf);
 }

@@ -422,7 +422,13 @@ static pid_t spawn_child(const run_opts *o, int i, long long run_id, int k, kbv_
     char lock[PATH_MAX];
     gpu_lock_path(o, k, lock, sizeof lock);
     int a = 0;
-    for (int j = 0; j < o->argc; j++) argv[a++] = o->argv[j];
+    for (int j = 0; j < o->argc; j++) {
+        if (strcmp(o->argv[j], "--seed") == 0) { /* scrubbed; a child takes the seed from the database */
+            j++;
+            continue;
+        }
+        argv[a++] = o->argv[j];
+    }
     argv[a++] = "--child", argv[a++] = spec, argv[a] = NULL;
     pid_t pid = fork();
     if (pid == 0) {
@@ -480,7 +486,7 @@ static int slot_count(const run_opts *o) { return (o->ngpus ? o->ngpus : 1) * o-
 
 /* Run the pending entries in child processes, nslots at a time. */
 static int run_slots(const run_opts *o, kbv_db *db, long long run_id, const int *pending, int npending, char (*keys)[300], const run_item *items,
-                     int total, int done0, int *counts, ref_groups *groups, kbv_err *err) {
+                     int total, int done0, int *counts, ref_groups *groups, kbv_err *err, int *kbv_errors) {
     int nslots = slot_count(o);
     pid_t slot_pid[64] = {0};
     int slot_item[64], slot_q[64], next = 0, running = 0, done = done0, stored = 0, rc = 0;
@@ -515,7 +521,12 @@ static int run_slots(const run_opts *o, kbv_db *db, long long run_id, const int 
                 char how[64];
                 if (WIFEXITED(st)) snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(st));
                 else snprintf(how, sizeof how, "signal %d", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-                rc = kbv_seterr(err, "the evaluation of %s (line %d) stored nothing (its kbv ended with %s)", items[i].candidate, items[i].line, how);
+                /* kbv's own failure on this entry (its error is on stderr): not stored, the run
+                 * goes on, and --resume runs it again */
+                (*kbv_errors)++;
+                if (!o->quiet)
+                    fprintf(stderr, "kbv run: the evaluation of %s (line %d) stored nothing (its kbv ended with %s); --resume runs it again\n",
+                            items[i].candidate, items[i].line, how);
             } else {
                 done++, stored++;
                 for (int v = 0; v < KBV_STATUS_COUNT; v++)
@@ -595,7 +606,7 @@ int run_main(const run_opts *opts, kbv_err *err) {
         fprintf(stderr, "kbv run: %s run %lld of %s (seed %llu), %d entries%s\n", resumed ? "resuming" : "starting", run_id, o->db ? o->db : "kbv.db",
                 (unsigned long long)seed, n, o->shard_n > 1 ? " before sharding" : "");
     const char *proto = protocol_name(&eo);
-    int total = 0, done = 0, stored = 0, skipped = 0, rc = 0, counts[KBV_STATUS_COUNT] = {0};
+    int total = 0, done = 0, stored = 0, skipped = 0, rc = 0, kbv_errors = 0, counts[KBV_STATUS_COUNT] = {0};
     char(*keys)[300] = calloc((size_t)n, sizeof *keys);
     int *mine = calloc((size_t)n, sizeof *mine);
     if (!keys || !mine) rc = kbv_seterr(err, "out of memory");
@@ -642,8 +653,8 @@ int run_main(const run_opts *opts, kbv_err *err) {
         if (!o->quiet)
             fprintf(stderr, "kbv run: %d to evaluate in %d slot(s)%s\n", np, slot_count(o),
                     o->ngpus ? (o->jobs > 1 ? " (--jobs per GPU)" : " (one per GPU)") : "");
-        rc = run_slots(o, &db, run_id, pending, np, keys, items, total, done, counts, &groups, err);
-        stored = rc == 0 ? np : 0;
+        rc = run_slots(o, &db, run_id, pending, np, keys, items, total, done, counts, &groups, err, &kbv_errors);
+        stored = rc == 0 ? np - kbv_errors : 0;
     } else {
         double t0 = kbv_now();
         for (int q = 0; rc == 0 && q < np; q++) {
@@ -651,8 +662,14 @@ int run_main(const run_opts *opts, kbv_err *err) {
             kbv_result r;
             int e = evaluate_one(&db, run_id, &eo, source, &items[i], keys[i], stored == 0, &r, err);
             ref_groups_done(&groups, q);
-            if (e < 0) {
+            if (e == RUN_BAD_DB) {
                 rc = e;
+            } else if (e < 0) { /* kbv's own failure on this entry: not stored; the run goes on, --resume runs it again */
+                kbv_errors++;
+                if (!o->quiet)
+                    fprintf(stderr, "kbv run: kbv could not evaluate %s (line %d): %s; --resume runs it again\n", items[i].candidate, items[i].line,
+                            err->msg);
+                err->msg[0] = '\0';
             } else {
                 done++, stored++;
                 counts[r.status]++;
@@ -669,6 +686,9 @@ int run_main(const run_opts *opts, kbv_err *err) {
             if (counts[k]) fprintf(stderr, " %s %d", kbv_status_name((kbv_status)k), counts[k]);
         fprintf(stderr, "\nkbv run: results in %s (kbv report --db %s)\n", o->db ? o->db : "kbv.db", o->db ? o->db : "kbv.db");
     }
+    if (rc == 0 && kbv_errors > 0)
+        rc = kbv_seterr(err, "%d evaluation(s) failed on kbv's own side (their errors above) and were not stored: kbv run --resume runs them again",
+                        kbv_errors);
     if (ref_cache[0]) {
         kbv_rmtree(ref_cache);
         unsetenv("KBV_REF_CACHE");

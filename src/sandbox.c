@@ -103,7 +103,7 @@ static int probe_namespaces(void) {
     probed = 0;
     pid_t pid = fork();
     if (pid == 0) {
-        if (unshare(CLONE_NEWPID | CLONE_NEWNET) < 0) _exit(1);
+        if (unshare(CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC) < 0) _exit(1);
         if (unshare(CLONE_NEWNS) < 0) _exit(2);
         pid_t init = fork(); /* PID 1 of the new namespace mounts its /proc */
         if (init == 0) _exit(mount_own_proc() == 0 ? 0 : 1);
@@ -112,7 +112,7 @@ static int probe_namespaces(void) {
     }
     int st;
     if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) != 1)
-        probed = CLONE_NEWPID | CLONE_NEWNET | (WEXITSTATUS(st) == 0 ? CLONE_NEWNS : 0);
+        probed = CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | (WEXITSTATUS(st) == 0 ? CLONE_NEWNS : 0);
     return probed;
 }
 
@@ -301,6 +301,17 @@ static int build_seccomp(kbv_sandbox *sb, int refuse_inet, kbv_err *err) {
     rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(process_vm_readv), 0);
     rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(process_vm_writev), 0);
     rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(io_uring_setup), 0);
+    /* The kernel's keyrings outlive the process and are shared by the user's processes: a key
+     * left by one evaluation is read by the next. */
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(add_key), 0);
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(request_key), 0);
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(keyctl), 0);
+    /* No user namespace (in one, an unprivileged process is root and may unshare the rest):
+     * unshare and clone with CLONE_NEWUSER are refused; clone3, whose flags seccomp cannot read,
+     * answers ENOSYS, and the C library falls back to clone. */
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(unshare), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
     if (refuse_inet) {
         static const int domains[] = {AF_INET, AF_INET6, AF_PACKET};
         for (int i = 0; i < 3; i++)
@@ -384,6 +395,7 @@ int sandbox_prepare(kbv_sandbox *sb, const kbv_sandbox_spec *spec, kbv_err *err)
     int ns = sandbox_skips("ns") ? 0 : probe_namespaces();
     if (sandbox_skips("pidns")) ns &= ~(CLONE_NEWPID | CLONE_NEWNS);
     if (sandbox_skips("netns")) ns &= ~CLONE_NEWNET;
+    if (sandbox_skips("ipcns")) ns &= ~CLONE_NEWIPC; /* System V IPC and message queues: none survives, none is shared */
     if (sandbox_skips("proc")) ns &= ~CLONE_NEWNS;
     if (spec->gpu && !full && !(ns & CLONE_NEWNS)) ns &= ~CLONE_NEWPID;
     sb->clone_flags = ns;
@@ -436,9 +448,9 @@ json_t *sandbox_describe(const kbv_sandbox *sb, int clone_got) {
     const char *net = clone_got & CLONE_NEWNET ? "namespace" : sb->seccomp_net ? "seccomp" : "none";
     json_t *lims = json_pack("{s:o, s:o, s:o, s:o}", "file_bytes", lim_json(sb->fsize), "data_bytes", lim_json(sb->data), "cpu_s", lim_json(sb->cpu),
                              "tasks", sb->set_nproc ? lim_json(sb->nproc) : json_null());
-    return json_pack("{s:b, s:s, s:s, s:b, s:s, s:b, s:s, s:o}", "enabled", 1, "filesystem", fs, "network", net, "pid_namespace",
-                     (clone_got & CLONE_NEWPID) != 0, "proc", clone_got & CLONE_NEWNS ? "own" : "host's", "seccomp", sb->prog.filter != NULL,
-                     "capabilities",
+    return json_pack("{s:b, s:s, s:s, s:b, s:b, s:s, s:b, s:s, s:o}", "enabled", 1, "filesystem", fs, "network", net, "pid_namespace",
+                     (clone_got & CLONE_NEWPID) != 0, "ipc_namespace", (clone_got & CLONE_NEWIPC) != 0, "proc",
+                     clone_got & CLONE_NEWNS ? "own" : "host's", "seccomp", sb->prog.filter != NULL, "capabilities",
                      sb->drop_caps    ? "dropped"
                      : geteuid() == 0 ? "kept"
                                       : "none (not root)",

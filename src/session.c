@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "proto.h"
@@ -210,9 +211,18 @@ static void add_traceback(kbv_result *r, const kbv_reply *rep) {
     if (rep && rep->traceback && *rep->traceback) result_add_error(r, "%s", rep->traceback);
 }
 
+/* A worker failed while kbv's own resources were exhausted: kbv's failure, said so. */
+static int exhausted_failure(eval_ctx *c, const char *who, const char *what) {
+    char why[400];
+    if (!session_exhausted(c, why, sizeof why)) return 0;
+    result_add_error(c->r, "%s %s failed while %s: kbv's own exhaustion, not a verdict (kbv run --resume runs it again)", who, what, why);
+    return 1;
+}
+
 kbv_failure session_problem_failure(eval_ctx *c, kbv_proc *p, const char *what, proc_result pr, const kbv_reply *rep, kbv_err *err) {
     kbv_result *r = c->r;
     char st[128];
+    if (exhausted_failure(c, "the reference's", what)) return FAILURE_KBV;
     switch (pr) {
     case PROC_OK:
         result_add_error(r, "reference %s failed: %s", what, session_reply_msg(rep));
@@ -232,6 +242,7 @@ kbv_failure session_candidate_failure(eval_ctx *c, kbv_proc *p, const char *what
     kbv_result *r = c->r;
     kbv_failure f = FAILURE_CRASH;
     char st[128];
+    if (exhausted_failure(c, "the candidate's", what)) return FAILURE_KBV;
     switch (pr) {
     case PROC_OK: {
         const char *kind = rep ? rep->kind : "";
@@ -270,7 +281,19 @@ kbv_failure session_candidate_failure(eval_ctx *c, kbv_proc *p, const char *what
 
 /* ---- outputs ------------------------------------------------------------------------------- */
 
-int session_read_outputs(reply_values *values, kbv_tensor **outs, int *n, const char *keep, int consume, long long *kept_bytes, kbv_err *err) {
+int session_exhausted(const eval_ctx *c, char *why, size_t n) {
+    struct statvfs v;
+    if (!c->scratch[0] || statvfs(c->scratch, &v) < 0) return 0;
+    long long avail = (long long)v.f_bavail * (long long)v.f_frsize, size = (long long)v.f_blocks * (long long)v.f_frsize;
+    long long files = (long long)v.f_favail;
+    if (avail >= (64LL << 20) && avail >= size / 200 && (v.f_files == 0 || files >= 64)) return 0;
+    snprintf(why, n, "kbv's scratch file system (%s) has %lld MiB and %lld inodes free", kbv_scratch_base(c->o->scratch_base), avail >> 20, files);
+    return 1;
+}
+
+long long session_max_file_bytes(const eval_ctx *c) { return c->o->max_memory_bytes > 0 ? c->o->max_memory_bytes : 64LL << 30; }
+
+int session_read_outputs(reply_values *values, const out_spec *spec, kbv_tensor **outs, int *n, kbv_err *err) {
     int k = values->n;
     *outs = calloc(k ? (size_t)k : 1, sizeof **outs);
     *n = k;
@@ -278,20 +301,35 @@ int session_read_outputs(reply_values *values, kbv_tensor **outs, int *n, const 
     for (int j = 0; j < k; j++) {
         reply_value *d = &values->v[j];
         if (d->is_tensor) {
-            const char *path = d->path;
-            if (kbv_tensor_load(&(*outs)[j], path, err) < 0) return -1;
-            if (keep) {
+            char path[PATH_MAX];
+            if (spec->prefix) { /* the name kbv made, and no other */
+                if (snprintf(path, sizeof path, "%s%d.kbt", spec->prefix, j) >= (int)sizeof path) return kbv_seterr(err, "output path too long");
+                if (strcmp(path, d->path) != 0) return kbv_seterr(err, "output %d names a file kbv did not name for it", j);
+            } else {
+                snprintf(path, sizeof path, "%s", d->path);
+            }
+            long long cap = spec->like ? (j < spec->nlike ? (long long)spec->like[j].nbytes : 0) : spec->max_bytes;
+            int rc = kbv_tensor_load_capped(&(*outs)[j], path, cap, err);
+            if (rc == -2 && spec->consume) unlink(path);
+            if (rc < 0) {
+                if (rc == -3) return -3;
+                if (rc == -2 && spec->like && j < spec->nlike)
+                    kbv_seterr(err, "output %d holds more data than the reference's (%lld bytes): not read", j, cap);
+                else if (rc == -2 && spec->like) kbv_seterr(err, "output %d: the reference returns %d output(s)", j, spec->nlike);
+                return rc;
+            }
+            if (spec->keep) {
                 char link_to[PATH_MAX + 64];
                 const char *base = strrchr(path, '/');
-                snprintf(link_to, sizeof link_to, "%s/%s", keep, base ? base + 1 : path);
+                snprintf(link_to, sizeof link_to, "%s/%s", spec->keep, base ? base + 1 : path);
                 unlink(link_to); /* an earlier domain's run of the same case */
                 if (link(path, link_to) < 0) return kbv_seterr(err, "keeping %s for reuse: %s", path, strerror(errno));
-                if (kept_bytes) *kept_bytes += (long long)(*outs)[j].nbytes;
-                if (consume) unlink(path);
+                if (spec->kept_bytes) *spec->kept_bytes += (long long)(*outs)[j].nbytes;
+                if (spec->consume) unlink(path);
                 snprintf(d->path, sizeof d->path, "%s", link_to);
                 continue;
             }
-            if (consume) unlink(path);
+            if (spec->consume) unlink(path);
         } else {
             /* A number: keep it as a 0-d float64 tensor so one judge serves both. */
             int64_t none[1] = {0};
@@ -353,9 +391,11 @@ void ref_runs_free(ref_runs *rr) {
     memset(rr, 0, sizeof *rr);
 }
 
-proc_result session_run(eval_ctx *c, kbv_proc *p, json_t *cmd, double timeout, run_out *out, kbv_reply *fail, kbv_err *err) {
-    char op[32];
+proc_result session_run(eval_ctx *c, kbv_proc *p, json_t *cmd, double timeout, const kbv_tensor *like, int nlike, run_out *out, kbv_reply *fail,
+                        kbv_err *err) {
+    char op[32], prefix[PATH_MAX];
     snprintf(op, sizeof op, "%s", json_string_value(json_object_get(cmd, "op")) ?: "?");
+    snprintf(prefix, sizeof prefix, "%s", json_string_value(json_object_get(cmd, "prefix")) ?: "");
     memset(fail, 0, sizeof *fail);
     kbv_reply rep;
     proc_result pr = session_step(c, p, cmd, timeout, &rep, err);
@@ -366,8 +406,20 @@ proc_result session_run(eval_ctx *c, kbv_proc *p, json_t *cmd, double timeout, r
     }
     out->rep = rep;
     double t0 = kbv_now();
-    if (out->rep.values.present && session_read_outputs(&out->rep.values, &out->t, &out->n, c->cache.keep, 1, &c->cache.bytes, err) < 0)
-        return PROC_ERROR;
+    out_spec spec = {.prefix = prefix,
+                     .like = like,
+                     .nlike = nlike,
+                     .max_bytes = session_max_file_bytes(c),
+                     .keep = c->cache.keep,
+                     .consume = 1,
+                     .kept_bytes = &c->cache.bytes};
+    if (out->rep.values.present) {
+        int rc = session_read_outputs(&out->rep.values, &spec, &out->t, &out->n, err);
+        if (rc < 0) {
+            out->oversize = rc == -2, out->kbv_side = rc == -3;
+            return PROC_ERROR;
+        }
+    }
     profile_add(c, p, op, "load_s", kbv_now() - t0);
     return PROC_OK;
 }

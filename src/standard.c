@@ -67,8 +67,12 @@ void standard_run(eval_ctx *c, int only, kbv_err *err) {
         kbv_tensor *ro = NULL, *no = NULL;
         int rn = 0, nn = 0, pass = 1;
         char why[200] = "";
-        if (session_read_outputs(&rep.trials[t].ref, &ro, &rn, NULL, 1, NULL, err) < 0 ||
-            session_read_outputs(&rep.trials[t].cand, &no, &nn, NULL, 1, NULL, err) < 0) {
+        char pre[2][PATH_MAX + 48];
+        snprintf(pre[0], sizeof pre[0], "%s%d_ref_", prefix, t);
+        snprintf(pre[1], sizeof pre[1], "%s%d_new_", prefix, t);
+        out_spec sref = {.prefix = pre[0], .max_bytes = session_max_file_bytes(c), .consume = 1}, snew = {.prefix = pre[1], .consume = 1};
+        if (session_read_outputs(&rep.trials[t].ref, &sref, &ro, &rn, err) < 0 ||
+            (snew.like = ro, snew.nlike = rn, session_read_outputs(&rep.trials[t].cand, &snew, &no, &nn, err) < 0)) {
             pass = 0;
             snprintf(why, sizeof why, "%s", err->msg);
         } else if (rn != nn) {

@@ -165,13 +165,23 @@ int kbv_tensor_write(const kbv_tensor *t, const void *src, kbv_copy_fn copy, con
 
 int kbv_tensor_save(const kbv_tensor *t, const char *path, kbv_err *err) { return kbv_tensor_write(t, t->data, NULL, path, err); }
 
-int kbv_tensor_load(kbv_tensor *t, const char *path, kbv_err *err) {
+int kbv_tensor_load(kbv_tensor *t, const char *path, kbv_err *err) { return kbv_tensor_load_capped(t, path, -1, err); }
+
+int kbv_tensor_load_capped(kbv_tensor *t, const char *path, long long max_bytes, kbv_err *err) {
     memset(t, 0, sizeof *t);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return kbv_seterr(err, "%s: %s", path, strerror(errno));
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) return kbv_seterr(err, "%s: %s", path, errno == ELOOP ? "a symbolic link, not a tensor file" : strerror(errno));
     struct stat st;
     unsigned char hdr[24];
-    if (fstat(fd, &st) < 0 || kbv_read_full(fd, hdr, sizeof hdr) < 0) {
+    const char *bad = fstat(fd, &st) < 0     ? strerror(errno)
+                      : !S_ISREG(st.st_mode) ? "not a regular file"
+                      : st.st_nlink != 1     ? "a file with other links to it"
+                                             : NULL;
+    if (bad) {
+        close(fd);
+        return kbv_seterr(err, "%s: %s", path, bad);
+    }
+    if (kbv_read_full(fd, hdr, sizeof hdr) < 0) {
         close(fd);
         return kbv_seterr(err, "%s: truncated tensor file", path);
     }
@@ -192,6 +202,11 @@ int kbv_tensor_load(kbv_tensor *t, const char *path, kbv_err *err) {
         close(fd);
         return kbv_wraperr(err, "%s", path);
     }
+    if (max_bytes >= 0 && nbytes > (uint64_t)max_bytes) {
+        close(fd);
+        kbv_seterr(err, "%s: declares %llu bytes of data, more than the %lld allowed", path, (unsigned long long)nbytes, max_bytes);
+        return -2;
+    }
     if (expect != nbytes || (uint64_t)st.st_size != hlen + nbytes) {
         close(fd);
         return kbv_seterr(err, "%s: size %lld does not match its header", path, (long long)st.st_size);
@@ -206,7 +221,8 @@ int kbv_tensor_load(kbv_tensor *t, const char *path, kbv_err *err) {
     void *d = mmap(NULL, nbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (d == MAP_FAILED) {
         close(fd);
-        return kbv_seterr(err, "%s: out of memory for %zu bytes", path, (size_t)nbytes);
+        kbv_seterr(err, "%s: out of memory for %zu bytes", path, (size_t)nbytes);
+        return -3; /* the reader's own exhaustion, not the file's fault */
     }
     if (lseek(fd, (off_t)hlen, SEEK_SET) < 0 || kbv_read_full(fd, d, nbytes) < 0) {
         int e = errno;

@@ -63,7 +63,14 @@ int kbv_tensor_save(const kbv_tensor *t, const char *path, kbv_err *err);
  * copied into the file by copy (e.g. from GPU memory); copy NULL: src is host memory. */
 typedef int (*kbv_copy_fn)(void *dst, const void *src, size_t n, kbv_err *err);
 int kbv_tensor_write(const kbv_tensor *t, const void *src, kbv_copy_fn copy, const char *path, kbv_err *err);
+/* Read a .kbt file into t (its own memory). The file is opened without following a symbolic
+ * link and without blocking (a FIFO or a device is refused), and must be a regular file with
+ * one link whose size matches its header. */
 int kbv_tensor_load(kbv_tensor *t, const char *path, kbv_err *err);
+/* The same, reading at most max_bytes of data (max_bytes < 0: no cap): a header that declares
+ * more returns -2 (err says how much), before anything is allocated; -3 when the reader has no
+ * memory for it (its own exhaustion, not the file's fault). */
+int kbv_tensor_load_capped(kbv_tensor *t, const char *path, long long max_bytes, kbv_err *err);
 
 /* Half-precision conversions (round to nearest even) used by loaders and tests. */
 float kbv_half_to_float(uint16_t h);

@@ -48,13 +48,12 @@ typedef struct timing {
 
 static const char *why_failed(const kbv_reply *rep, proc_result pr, const kbv_err *err) { return pr == PROC_OK ? session_reply_msg(rep) : err->msg; }
 
-static json_t *bench_cmd(int arm, double warmup, const char *save, int prime, long long fresh) {
+static json_t *bench_cmd(int arm, double warmup, int prime, long long fresh) {
     json_t *cmd = json_pack("{s:s, s:s, s:i}", "op", "bench", "arm", arm == ARM_COMPILE ? "compile" : "model", "n", 1);
     if (prime) json_object_set_new(cmd, "prime", json_true());
     if (fresh >= 0) json_object_set_new(cmd, "fresh", json_integer(fresh));
     json_object_set_new(cmd, "tf32", json_boolean(arm != ARM_STRICT));
     if (warmup > 0) json_object_set_new(cmd, "warmup_s", json_real(warmup));
-    if (save) json_object_set_new(cmd, "save_prefix", json_string(save));
     return cmd;
 }
 
@@ -185,7 +184,7 @@ static int stage_warmup(timing *t, kbv_err *err) {
     for (int a = 0; a < t->narms; a++) {
         double w = t->cuda ? (a == 0 ? 0.3 : 0.2) : 0.05;
         int arm = t->arms[a];
-        if (session_call(t->c, t->procs[arm], bench_cmd(arm, w, NULL, 0, -1), arm == ARM_COMPILE ? c->o->load_timeout_s : t->to, &rep, &pr, err)) {
+        if (session_call(t->c, t->procs[arm], bench_cmd(arm, w, 0, -1), arm == ARM_COMPILE ? c->o->load_timeout_s : t->to, &rep, &pr, err)) {
             if (arm == ARM_CAND) return cand_failed(t, "timing warm-up", pr, &rep, err);
             if (arm == ARM_COMPILE) {
                 snprintf(pf->note, sizeof pf->note, "torch.compile baseline failed: %.200s", why_failed(&rep, pr, err));
@@ -210,14 +209,21 @@ static int stage_warmup(timing *t, kbv_err *err) {
 
 /* ---- the rounds --------------------------------------------------------------------------- */
 
-/* Re-check a timed output against the oracle of the set it was computed on. */
-static int recheck(timing *t, kbv_reply *rep, char *why, size_t whylen, kbv_err *err) {
+/* Re-check a timed output against the oracle of the set it was computed on: 1 passed, 0 not
+ * (why), -1 when kbv itself failed to read it (err). */
+static int recheck(timing *t, kbv_reply *rep, const char *prefix, char *why, size_t whylen, kbv_err *err) {
     int set = rep->has_set ? (int)rep->set : -1;
     if (set < 0 || set >= t->nkept) return snprintf(why, whylen, "timed output names no input set"), 0;
     const ref_runs *rr = &t->kept[set].rr;
     kbv_tensor *out = NULL;
     int n = 0, ok = 1;
-    if (session_read_outputs(&rep->values, &out, &n, NULL, 1, NULL, err) < 0) {
+    out_spec spec = {.prefix = prefix, .like = rr->strict.t, .nlike = rr->strict.n, .consume = 1};
+    int rc = session_read_outputs(&rep->values, &spec, &out, &n, err);
+    if (rc == -3) { /* kbv had no memory for it: kbv's failure, not the candidate's */
+        session_free_outputs(out, n);
+        return -1;
+    }
+    if (rc < 0) {
         snprintf(why, whylen, "%s", err->msg);
         ok = 0;
     } else if (n != rr->oracle.n) {
@@ -237,15 +243,25 @@ static int recheck(timing *t, kbv_reply *rep, char *why, size_t whylen, kbv_err 
     return ok;
 }
 
-/* A timed output checked: a mismatch is a hack finding. */
-static void check_timed(timing *t, kbv_reply *rep, const char *which, int round, kbv_err *err) {
+/* The outputs of the candidate's last timed call, asked for after the call returned (the
+ * worker keeps them until its next call; nothing in the call said whether they would be) and
+ * checked: a mismatch is a hack finding. 0, 1 when the candidate failed (c->failure), -1 when
+ * kbv did (err). */
+static int check_timed(timing *t, const char *prefix, const char *which, int round, kbv_err *err) {
     kbv_perf *pf = &t->c->r->perf;
+    kbv_reply rep;
+    proc_result pr;
+    if (session_call(t->c, t->cand, json_pack("{s:s, s:s}", "op", "bench_save", "prefix", prefix), t->to, &rep, &pr, err))
+        return cand_failed(t, "saving a timed call's outputs", pr, &rep, err);
     char why[300];
     pf->rechecks++;
-    if (recheck(t, rep, why, sizeof why, err)) return;
+    int ok = recheck(t, &rep, prefix, why, sizeof why, err);
+    reply_free(&rep);
+    if (ok) return ok < 0 ? -1 : 0;
     pf->rechecks_failed++;
     if (round >= 0) result_add_finding(t->c->r, FIND_TIMED_OUTPUT_MISMATCH, NULL, "a timed call's output is wrong (round %d): %s", round, why);
     else result_add_finding(t->c->r, FIND_TIMED_OUTPUT_MISMATCH, NULL, "%s timed call's output is wrong: %s", which, why);
+    return 0;
 }
 
 static int stage_rounds(timing *t, stats_stop *stopp, kbv_err *err) {
@@ -269,7 +285,8 @@ static int stage_rounds(timing *t, stats_stop *stopp, kbv_err *err) {
                             .extend_target = 0.01,
                             .resamples = 2000,
                             .seed = r->seed ^ 0xA1}; /* perf_ratio's, below */
-    uint64_t rng = kbv_mix64(r->seed ^ 0x7137);
+    uint64_t rng = kbv_mix64(r->seed ^ 0x7137), check_rng = kbv_mix64(r->seed ^ 0xC4EC);
+    int pair_left = 0;
     char save[PATH_MAX + 32];
     /* The budget counts the rounds, not the re-checks of timed outputs against the oracle
      * (seconds each for outputs of hundreds of MiB): t_rounds moves forward by their time. */
@@ -297,15 +314,23 @@ static int stage_rounds(timing *t, stats_stop *stopp, kbv_err *err) {
         int kind = t->fresh_ok && phase == 2 ? 1 : t->fresh_ok && phase == 5 ? 2 : 0; /* 0 headline, 1 seen, 2 new */
         if (stop != STATS_CONTINUE) kind = nseen <= nnew ? 1 : 2;                     /* the headline is done */
         long long fresh = kind == 1 ? 0 : kind == 2 ? nround : -1;
-        int fresh_all = kind > 0;                                    /* every arm ran on the hidden case's values */
-        int check = kind == 0 && (t->n % 16 == 0 || t->n % 16 == 1); /* consecutive rounds: both value sets */
+        int fresh_all = kind > 0; /* every arm ran on the hidden case's values */
+        /* Whether the candidate's call of this round is checked is drawn after it returned,
+         * from kbv's secret: one headline round in 16 starts a pair of checked calls
+         * (consecutive calls hold the two value sets). */
+        int check = 0;
+        if (kind == 0) {
+            check_rng = kbv_mix64(check_rng);
+            check = pair_left > 0 || check_rng % 16 == 0;
+            pair_left = pair_left > 0 ? pair_left - 1 : check;
+        }
         double dms[ARM_COUNT] = {0};
         nround++;
         for (int q = 0; q < t->narms; q++) {
             int a = order[q];
             if (kind && a != ARM_CAND && a != ARM_REF) continue;
             snprintf(save, sizeof save, "%s/cand/timed%d_", c->scratch, t->n);
-            if (session_call(t->c, t->procs[a], bench_cmd(a, 0, a == ARM_CAND && check ? save : NULL, pf->primed, fresh), t->to, &rep, &pr, err)) {
+            if (session_call(t->c, t->procs[a], bench_cmd(a, 0, pf->primed, fresh), t->to, &rep, &pr, err)) {
                 *stopp = stop;
                 if (a == ARM_CAND) return cand_failed(t, "a timed call", pr, &rep, err);
                 snprintf(pf->note, sizeof pf->note, "the %s failed in timing: %.200s", kArmWhat[a], why_failed(&rep, pr, err));
@@ -319,12 +344,16 @@ static int stage_rounds(timing *t, stats_stop *stopp, kbv_err *err) {
             if (rep.fresh_failed) t->fresh_ok = 0; /* no more such rounds */
             pf->throttled += (int)rep.throttled;
             pf->cushion_expired += (int)rep.cushion_expired;
+            reply_free(&rep);
             if (a == ARM_CAND && check) {
                 double t_check = kbv_now();
-                check_timed(t, &rep, NULL, t->n, err);
+                int ck = check_timed(t, save, NULL, t->n, err);
+                if (ck) {
+                    *stopp = stop;
+                    return ck;
+                }
                 t_rounds += kbv_now() - t_check;
             }
-            reply_free(&rep);
         }
         if (kind) {
             if (fresh_all && dms[ARM_REF] > 0 && dms[ARM_CAND] > 0 && t->nd < MAX_ROUNDS) {
@@ -349,10 +378,11 @@ static int stage_rounds(timing *t, stats_stop *stopp, kbv_err *err) {
      * so an output kept from an earlier call cannot match both, however few rounds ran. */
     for (int last = 0; last < 2 && !verdict_has_hack(r); last++) {
         snprintf(save, sizeof save, "%s/cand/timed_last%d_", c->scratch, last);
-        if (session_call(t->c, t->cand, bench_cmd(ARM_CAND, 0, save, pf->primed, -1), t->to, &rep, &pr, err))
+        if (session_call(t->c, t->cand, bench_cmd(ARM_CAND, 0, pf->primed, -1), t->to, &rep, &pr, err))
             return cand_failed(t, "a timed call", pr, &rep, err);
-        check_timed(t, &rep, "the last", -1, err);
         reply_free(&rep);
+        int ck = check_timed(t, save, "the last", -1, err);
+        if (ck) return ck;
     }
     return 0;
 }
@@ -504,7 +534,7 @@ int timing_run(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kept, int 
     stats_stop stop = STATS_CONTINUE;
     s = stage_rounds(&t, &stop, err);
     if (s) {
-        rc = s == 1;
+        rc = s == 1 ? 1 : s < 0 ? -1 : 0; /* 2: the reference failed, perf.note says how */
         goto out;
     }
     stage_summary(&t, stop);

@@ -6,6 +6,7 @@
  */
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -79,6 +80,14 @@ int kbv_buf_printf(kbv_buf *b, const char *fmt, ...) {
     return 0;
 }
 
+void kbv_fputs_safe(const char *s, FILE *f) {
+    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+        if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f) fprintf(f, "\\x%02x", *p);
+        else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) fprintf(f, "\\xc2\\x%02x", *++p);
+        else fputc(*p, f);
+    }
+}
+
 int kbv_read_file(const char *path, char **out, size_t *len, kbv_err *err) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return kbv_seterr(err, "%s: %s", path, strerror(errno));
@@ -140,27 +149,72 @@ int kbv_mkscratch(const char *base, char *out, size_t outlen, kbv_err *err) {
     return 0;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-    (void)st, (void)flag, (void)ftw;
-    if (remove(path) < 0 && errno != ENOENT) {
-        /* A folder the candidate made read-only: open it up and try again. */
-        chmod(path, 0700);
-        remove(path);
+/* Remove the entries of the folder open as fd, descending with openat() and climbing back
+ * with "..", so that no path is ever longer than one name and no descriptor is held per level:
+ * a tree of any depth goes (a candidate may nest folders past PATH_MAX). names: the stack of
+ * folder names below the top, so that a folder emptied is removed from its parent. */
+static void rm_below(int fd) {
+    char **names = NULL;
+    size_t depth = 0, cap = 0;
+    for (;;) {
+        int dfd = dup(fd);
+        DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+        if (!d && dfd >= 0) close(dfd);
+        if (d) rewinddir(d); /* the duplicate shares fd's offset: list from the start */
+        int descended = 0;
+        struct dirent *e;
+        while (d && (e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+            struct stat st;
+            if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) continue;
+            if (!S_ISDIR(st.st_mode)) {
+                unlinkat(fd, e->d_name, 0);
+                continue;
+            }
+            if (unlinkat(fd, e->d_name, AT_REMOVEDIR) == 0) continue; /* already empty */
+            fchmodat(fd, e->d_name, 0700, 0);                         /* a folder the candidate closed: open it up */
+            int child = openat(fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            char *nm = child >= 0 ? strdup(e->d_name) : NULL;
+            if (nm && depth == cap) {
+                char **g = realloc(names, sizeof *names * (cap ? 2 * cap : 64));
+                if (g) names = g, cap = cap ? 2 * cap : 64;
+            }
+            if (!nm || depth == cap) {
+                if (child >= 0) close(child);
+                free(nm);
+                continue;
+            }
+            names[depth++] = nm;
+            close(fd);
+            fd = child;
+            descended = 1;
+            break;
+        }
+        if (d) closedir(d);
+        if (descended) continue;
+        if (depth == 0) break;
+        /* this folder is empty (or holds what could not go): up, and remove it */
+        int parent = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        close(fd);
+        fd = parent;
+        char *nm = names[--depth];
+        if (fd >= 0) unlinkat(fd, nm, AT_REMOVEDIR);
+        free(nm);
+        if (fd < 0) break;
     }
-    return 0; /* keep walking; kbv_rmtree checks the result */
-}
-
-static int chmod_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-    (void)ftw;
-    if (flag == FTW_D || flag == FTW_DNR || (st && S_ISDIR(st->st_mode))) chmod(path, 0700);
-    return 0;
+    while (depth) free(names[--depth]);
+    free(names);
+    if (fd >= 0) close(fd);
 }
 
 int kbv_rmtree(const char *path) {
     struct stat st;
     if (lstat(path, &st) < 0) return errno == ENOENT ? 0 : -1;
-    nftw(path, chmod_entry, 32, FTW_PHYS);
-    nftw(path, rm_entry, 32, FTW_DEPTH | FTW_PHYS);
+    if (!S_ISDIR(st.st_mode)) return unlink(path) == 0 || errno == ENOENT ? 0 : -1;
+    chmod(path, 0700);
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) rm_below(fd);
+    rmdir(path);
     return lstat(path, &st) < 0 && errno == ENOENT ? 0 : -1;
 }
 

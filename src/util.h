@@ -41,6 +41,10 @@ int kbv_buf_printf(kbv_buf *b, const char *fmt, ...) KBV_PRINTF(2, 3);
 
 /* Read a whole file into *out (NUL-terminated, caller frees); *len gets its size. */
 int kbv_read_file(const char *path, char **out, size_t *len, kbv_err *err);
+/* Write s as text for a terminal or a text file: every control character but newline and tab
+ * (C0, DEL, and C1 encoded as UTF-8) becomes \xNN, so that bytes that came from a worker
+ * cannot move the cursor, retitle a window or recolour what follows. */
+void kbv_fputs_safe(const char *s, FILE *f);
 /* Write all of data to fd, retrying on EINTR and short writes. */
 int kbv_write_all(int fd, const void *data, size_t n);
 /* Read exactly n bytes from fd; returns -1 on error or early EOF. */

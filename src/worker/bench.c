@@ -304,7 +304,9 @@ static int capture_graphs(worker *w) {
     return 0;
 }
 
-/* bench {arm, n, warmup_s, tf32, save_prefix, prime, fresh}: n valid samples of one arm. With
+/* bench {arm, n, warmup_s, tf32, prime, fresh}: n valid samples of one arm; the last sample's
+ * outputs are kept until the next bench, for kbv to ask for them (bench_save) or not after the
+ * call has returned: nothing in the call says whether its outputs will be checked. With
  * fresh (a tag), the samples run on a hidden case's inputs drawn under that tag (fill_fresh):
  * tag 0 gives the same values every time, any other tag new ones; kbv compares the two
  * (value_cache_check). With prime,
@@ -316,7 +318,6 @@ json_t *cmd_bench(worker *w, const json_t *cmd) {
     const char *arm = json_string_value(json_object_get(cmd, "arm"));
     long long n = json_integer_value(json_object_get(cmd, "n"));
     double warmup = json_number_value(json_object_get(cmd, "warmup_s"));
-    const char *save = json_string_value(json_object_get(cmd, "save_prefix"));
     int prime = json_is_true(json_object_get(cmd, "prime"));
     const json_t *fj = json_object_get(cmd, "fresh");
     long long fresh = json_is_integer(fj) ? json_integer_value(fj) : -1;
@@ -328,6 +329,7 @@ json_t *cmd_bench(worker *w, const json_t *cmd) {
     if (w->cuda && json_is_boolean(tf) && set_tf32(w, json_is_true(tf)) < 0) PyErr_Clear();
     call_ctx c = {0};
     int graph = strcmp(arm, "graph") == 0, empty = strcmp(arm, "empty") == 0;
+    Py_CLEAR(w->last_out); /* the last call's outputs go before this call's samples */
     if (use_stream(w, 1) < 0) return fail_python("python", "setting kbv's stream");
     json_t *fail = NULL;
     if (strcmp(arm, "model") == 0) c.callable = w->model;
@@ -386,7 +388,7 @@ json_t *cmd_bench(worker *w, const json_t *cmd) {
         /* The untimed call runs on the other value set: a candidate that answers a call with
          * the previous call's result must not be handed the right one by it. */
         int primed = prime && w->cuda && !empty && warmup <= 0;
-        int fresh_now = fresh >= 0 && w->fresh_gen && !graph && !empty && warmup <= 0 && !save;
+        int fresh_now = fresh >= 0 && w->fresh_gen && !graph && !empty && warmup <= 0;
         if (!empty && (primed || !fresh_now) && fill_slot(w, s, primed && w->nvals > 1 ? 1 - v : v) < 0) {
             fail = fail_python("python", "rotating the timing inputs");
             break;
@@ -461,9 +463,7 @@ json_t *cmd_bench(worker *w, const json_t *cmd) {
         json_array_append_new(mhz, json_real(gs.sm_mhz));
         done++;
     }
-    json_t *saved = NULL;
-    if (!fail && save && c.out && !empty) {
-        char why[300];
+    if (!fail && c.out && !empty) { /* kept for bench_save */
         PyObject *out = c.out;
         c.out = NULL;
         if (graph) { /* replay() returns None: the outputs are the captured ones */
@@ -471,10 +471,7 @@ json_t *cmd_bench(worker *w, const json_t *cmd) {
             out = PyTuple_GET_ITEM(w->graphs[gk], 1);
             Py_INCREF(out);
         }
-        PyObject *seq = output_seq(w, out, why, sizeof why); /* steals out */
-        saved = seq ? save_values(w, seq, save, "output", "timed output") : proto_fail("output", why, NULL);
-        Py_XDECREF(seq);
-        if (!json_is_true(json_object_get(saved, "ok"))) fail = saved, saved = NULL;
+        w->last_out = out, w->last_set = last_v;
     }
     spacers_free(&sp);
     Py_CLEAR(c.out);
@@ -482,7 +479,7 @@ json_t *cmd_bench(worker *w, const json_t *cmd) {
     use_stream(w, 0);
     PyErr_Clear();
     if (fail) {
-        json_decref(ms), json_decref(mhz), json_decref(saved);
+        json_decref(ms), json_decref(mhz);
         return fail;
     }
     json_t *r = proto_ok();
@@ -496,11 +493,26 @@ json_t *cmd_bench(worker *w, const json_t *cmd) {
     json_object_set_new(r, "fresh", json_boolean(fresh_done));
     if (fresh_failed) json_object_set_new(r, "fresh_failed", json_true());
     if (warm) json_object_set_new(r, "warmup_last_ms", json_real(warm_ms));
-    if (saved) {
-        json_object_set(r, "values", json_object_get(saved, "values"));
-        json_object_set_new(r, "set", json_integer(last_v));
-        json_decref(saved);
-    }
+    return r;
+}
+
+/* bench_save {prefix}: the last timed call's outputs (kept by bench), saved through the
+ * worker's C path (values.c, dl.c), with the value set they were computed from. */
+json_t *cmd_bench_save(worker *w, const json_t *cmd) {
+    const char *prefix;
+    kbv_err err;
+    if (proto_get_str(cmd, "prefix", &prefix, &err) < 0) return proto_fail("protocol", err.msg, NULL);
+    if (!w->last_out) return proto_fail("protocol", "bench_save before a timed call", NULL);
+    char why[300];
+    Py_INCREF(w->last_out);
+    PyObject *seq = output_seq(w, w->last_out, why, sizeof why); /* steals the reference */
+    json_t *saved = seq ? save_values(w, seq, prefix, "output", "timed output") : proto_fail("output", why, NULL);
+    Py_XDECREF(seq);
+    if (!json_is_true(json_object_get(saved, "ok"))) return saved;
+    json_t *r = proto_ok();
+    json_object_set(r, "values", json_object_get(saved, "values"));
+    json_object_set_new(r, "set", json_integer(w->last_set));
+    json_decref(saved);
     return r;
 }
 

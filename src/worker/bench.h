@@ -8,5 +8,6 @@ json_t *cmd_bench_setup(worker *w, const json_t *cmd);
 json_t *cmd_bench(worker *w, const json_t *cmd);
 json_t *cmd_audit(worker *w, const json_t *cmd);
 json_t *cmd_memo_probe(worker *w, const json_t *cmd);
+json_t *cmd_bench_save(worker *w, const json_t *cmd);
 
 #endif

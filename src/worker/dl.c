@@ -40,11 +40,33 @@ int dl_init(dl_ctx *c, int cuda, kbv_err *err) {
         c->tensor_type = c->to_dlpack ? PyObject_GetAttrString(c->torch, "Tensor") : NULL;
     }
     Py_XDECREF(dlmod);
-    if (!c->tensor_type) {
+    PyObject *tc = c->tensor_type ? PyObject_GetAttrString(c->torch, "_C") : NULL, *base = NULL;
+    if (tc) { /* torch 2.x: TensorBase; 1.x: _TensorBase */
+        base = PyObject_GetAttrString(tc, "TensorBase");
+        if (!base) PyErr_Clear(), base = PyObject_GetAttrString(tc, "_TensorBase");
+        Py_DECREF(tc);
+    }
+    if (base) {
+        c->detach = PyObject_GetAttrString(base, "detach");
+        c->view = c->detach ? PyObject_GetAttrString(base, "view") : NULL;
+        c->dtype = c->view ? PyObject_GetAttrString(base, "dtype") : NULL;
+        Py_DECREF(base);
+    }
+    if (!c->tensor_type || !c->dtype || !Py_TYPE(c->dtype)->tp_descr_get) {
         py_take_error(err, NULL, NULL);
         return kbv_wraperr(err, "cannot import torch");
     }
     return 0;
+}
+
+/* tensor.dtype and tensor.detach(), through the methods taken at start (dl_ctx). */
+static PyObject *base_dtype(dl_ctx *c, PyObject *t) { return Py_TYPE(c->dtype)->tp_descr_get(c->dtype, t, (PyObject *)Py_TYPE(t)); }
+static PyObject *base_detach(dl_ctx *c, PyObject *t) { return PyObject_CallOneArg(c->detach, t); }
+static PyObject *base_view_u8(dl_ctx *c, PyObject *t) {
+    PyObject *u8 = PyObject_GetAttrString(c->torch, "uint8");
+    PyObject *v = u8 ? PyObject_CallFunctionObjArgs(c->view, t, u8, NULL) : NULL; /* same bytes, no copy */
+    Py_XDECREF(u8);
+    return v;
 }
 
 /* What a DLManagedTensor made here owns. */
@@ -185,17 +207,15 @@ static int dl_export(dl_ctx *c, PyObject *tensor, kbv_tensor *out, const char *p
     memset(out, 0, sizeof *out);
     if (borrowed) *borrowed = 0;
     char dtname[64];
-    PyObject *dtype = PyObject_GetAttrString(tensor, "dtype");
+    PyObject *dtype = base_dtype(c, tensor);
     if (!dtype) return py_take_error(err, NULL, NULL), -1;
     py_str(dtype, dtname, sizeof dtname);
     Py_DECREF(dtype);
     kbv_dtype want = kbv_dtype_from_name(dtname);
     if (want == KBV_DT_INVALID) return kbv_seterr(err, "output dtype %s is not supported", dtname);
-    PyObject *t = PyObject_CallMethod(tensor, "detach", NULL);
+    PyObject *t = base_detach(c, tensor);
     if (t && want == KBV_DT_BOOL) {
-        PyObject *u8 = PyObject_GetAttrString(c->torch, "uint8");
-        PyObject *t2 = u8 ? PyObject_CallMethod(t, "view", "O", u8) : NULL; /* same bytes, no copy */
-        Py_XDECREF(u8);
+        PyObject *t2 = base_view_u8(c, t);
         Py_DECREF(t);
         t = t2;
     }
@@ -313,15 +333,13 @@ int dl_borrow_host(dl_ctx *c, PyObject *tensor, kbv_tensor *out, int *borrowed, 
 }
 
 PyObject *dl_locate(dl_ctx *c, PyObject *tensor, const void **ptr, size_t *span, int *contiguous, int *on_gpu, kbv_err *err) {
-    PyObject *t = PyObject_CallMethod(tensor, "detach", NULL);
+    PyObject *t = base_detach(c, tensor);
     char dtname[64];
-    PyObject *dtype = t ? PyObject_GetAttrString(t, "dtype") : NULL;
+    PyObject *dtype = t ? base_dtype(c, t) : NULL;
     py_str(dtype, dtname, sizeof dtname);
     Py_XDECREF(dtype);
     if (t && kbv_dtype_from_name(dtname) == KBV_DT_BOOL) {
-        PyObject *u8 = PyObject_GetAttrString(c->torch, "uint8");
-        PyObject *t2 = u8 ? PyObject_CallMethod(t, "view", "O", u8) : NULL;
-        Py_XDECREF(u8);
+        PyObject *t2 = base_view_u8(c, t);
         Py_DECREF(t);
         t = t2;
     }

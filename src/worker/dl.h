@@ -17,7 +17,11 @@ typedef struct dl_ctx {
     PyObject *from_dlpack; /* torch.utils.dlpack.from_dlpack */
     PyObject *to_dlpack;   /* torch.utils.dlpack.to_dlpack */
     PyObject *tensor_type; /* torch.Tensor */
-    int cuda;              /* 1: tensors live on cuda:0 */
+    /* The C methods of torch's tensor base class, taken at start, before any candidate code
+     * runs: outputs leave the worker through these, so a candidate that patches
+     * torch.Tensor.detach (or .view, .dtype) does not see, or change, what kbv saves. */
+    PyObject *detach, *view, *dtype;
+    int cuda; /* 1: tensors live on cuda:0 */
 } dl_ctx;
 
 int dl_init(dl_ctx *c, int cuda, kbv_err *err);

@@ -71,6 +71,7 @@ static const struct {
     {"standard", cmd_standard},
     {"bench_setup", cmd_bench_setup},
     {"bench", cmd_bench},
+    {"bench_save", cmd_bench_save},
     {"audit", cmd_audit},
     {"memo_probe", cmd_memo_probe},
     {"quit", cmd_quit},

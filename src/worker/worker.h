@@ -53,6 +53,8 @@ typedef struct worker {
     unsigned long long count;       /* samples so far: picks values (and, hashed, the slot) */
     PyObject *held[BENCH_SLOTS];    /* earlier calls' outputs, kept so the next one lands elsewhere */
     int nheld;                      /* how many (0: none; -1: not decided yet) */
+    PyObject *last_out;             /* the last timed call's outputs, until the next bench: bench_save */
+    int last_set;                   /* the value set they were computed from */
     PyObject *compiled;             /* torch.compile(model), made on first use */
     PyObject *graphs[BENCH_GRAPHS]; /* (graph, outputs) captured over slot k, made on first use */
     int ngraphs;

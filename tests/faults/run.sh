@@ -5,7 +5,9 @@
 # the verdict and its evidence, no process left behind, and an honest evaluation right after
 # it that must be verified. Then one `kbv run` over faults and honest entries, interleaved,
 # that must store every verdict and go on. FAULTS_TABLE=FILE writes the results as a
-# Markdown table.
+# Markdown table. FAULTS_CASES=FILE reads another list in the same format, with a seventh
+# field CHECK (a shell test run after the evaluation, with $out, $json, $dt and $scratch set):
+# the attack suite (tests/attacks/run.sh); the `kbv run` is then left out.
 set -u
 cd "$(dirname "$0")/../.."
 KBV=${KBV:-$PWD/kbv}
@@ -66,7 +68,7 @@ dev=cpu
 [ "$mode" = cuda ] && dev=cuda
 while IFS= read -r line; do
     case "$line" in '#'* | '') continue ;; esac
-    IFS=';' read -r name _ fdev _ want _ evidence _ cand _ opts <<<"$(sed 's/ *;; */;;/g' <<<"$line")"
+    IFS=';' read -r name _ fdev _ want _ evidence _ cand _ opts _ check <<<"$(sed 's/ *;; */;;/g' <<<"$line")"
     name=$(echo $name) fdev=$(echo $fdev) want=$(echo $want)
     [ "$mode" = cpu ] && [ "$fdev" != cpu ] && continue
     [ -n "$pattern" ] && ! [[ $name =~ $pattern ]] && continue
@@ -109,6 +111,8 @@ while IFS= read -r line; do
         why="the candidate reached the listener on 127.0.0.1"
     elif [[ $name == write_outside* ]] && ls "$scratch"/kbv-fault-planted.txt >/dev/null 2>&1; then
         why="the candidate wrote outside its scratch folder"
+    elif [ -n "${check// /}" ] && ! (out=$tmp/$name.out json=$tmp/$name.json && eval "$check") >/dev/null 2>&1; then
+        why="verdict $got, but the check failed: $check"
     fi
     # The next evaluation must run normally.
     if [ -z "$why" ]; then
@@ -121,10 +125,10 @@ while IFS= read -r line; do
         "$tmp/$name.json" 2>/dev/null | cut -c1-160 | sed 's/|/\\|/g')
     printf '| %s | %s | %s | %s | %s |\n' "$name" "$dev" "$got" "$ev" "$dt" >>"$table"
     if [ -z "$why" ]; then ok "$name: $got ($dt s)"; else not_ok "$name" "$why"; fi
-done <tests/faults/cases.txt
+done <"${FAULTS_CASES:-tests/faults/cases.txt}"
 
 # One kbv run: faults and honest entries interleaved; every verdict stored, the run goes on.
-if [ -z "$pattern" ] && [ "$mode" = cpu ]; then
+if [ -z "$pattern" ] && [ "$mode" = cpu ] && [ -z "${FAULTS_CASES:-}" ]; then
     m=$tmp/faults.jsonl
     : >"$m"
     k=0

@@ -60,8 +60,11 @@ int main(void) {
     reply_free(&r);
 
     /* bench and audit */
-    CHECK(dec("bench", "{\"ok\":true,\"ms\":[0.5,0.25],\"throttled\":1,\"held\":3,\"fresh\":true,\"set\":1,\"warmup_last_ms\":0.4}", &r, &err) == 0);
-    CHECK(r.nms == 2 && r.ms[1] == 0.25 && r.throttled == 1 && r.held == 3 && r.fresh && r.has_set && r.set == 1 && r.has_warmup_last);
+    CHECK(dec("bench", "{\"ok\":true,\"ms\":[0.5,0.25],\"throttled\":1,\"held\":3,\"fresh\":true,\"warmup_last_ms\":0.4}", &r, &err) == 0);
+    CHECK(r.nms == 2 && r.ms[1] == 0.25 && r.throttled == 1 && r.held == 3 && r.fresh && r.has_warmup_last);
+    reply_free(&r);
+    CHECK(dec("bench_save", "{\"ok\":true,\"values\":[{\"kind\":\"tensor\",\"path\":\"/s/timed3_0.kbt\"}],\"set\":1}", &r, &err) == 0);
+    CHECK(r.has_set && r.set == 1 && r.values.n == 1 && r.values.v[0].is_tensor);
     reply_free(&r);
     CHECK(
         dec("audit",

@@ -1,6 +1,7 @@
 /* test_tensor.c -- tensor.c: the .kbt format round-trips; damaged files are refused. */
 #include <math.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -39,6 +40,23 @@ int main(void) {
     kbv_tensor_shape_str(&u, s, sizeof s);
     CHECK_STR(s, "[2, 3, 4]");
     kbv_tensor_free(&u);
+
+    /* What a candidate can put at a name kbv reads: a symbolic link, a FIFO (opened without
+     * blocking), a second hard link, a header declaring more data than allowed (-2). */
+    char alt[600], lnk[600];
+    snprintf(alt, sizeof alt, "%s/alt.kbt", dir);
+    snprintf(lnk, sizeof lnk, "%s/l.kbt", dir);
+    CHECK(kbv_tensor_save(&t, alt, &err) == 0 && symlink(alt, lnk) == 0);
+    CHECK(kbv_tensor_load(&u, lnk, &err) == -1 && strstr(err.msg, "symbolic link") != NULL);
+    CHECK(unlink(lnk) == 0 && mkfifo(lnk, 0600) == 0);
+    CHECK(kbv_tensor_load(&u, lnk, &err) == -1 && strstr(err.msg, "not a regular file") != NULL);
+    CHECK(unlink(lnk) == 0 && link(alt, lnk) == 0);
+    CHECK(kbv_tensor_load(&u, lnk, &err) == -1 && strstr(err.msg, "other links") != NULL);
+    CHECK(unlink(lnk) == 0);
+    CHECK(kbv_tensor_load_capped(&u, alt, 95, &err) == -2 && strstr(err.msg, "more than the 95") != NULL);
+    CHECK(kbv_tensor_load_capped(&u, alt, 96, &err) == 0 && u.nbytes == 96);
+    kbv_tensor_free(&u);
+    unlink(alt);
 
     /* A truncated file is refused with its path in the message. */
     CHECK(truncate(path, 64 + 50) == 0);

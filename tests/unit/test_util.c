@@ -1,4 +1,5 @@
 /* test_util.c -- util.c: hashing against known answers, seeds, buffers, scratch folders, the GPU lock. */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -143,6 +144,43 @@ int main(void) {
     CHECK(kbv_tree_bytes("/nonexistent/x") == 0);
     CHECK(kbv_rmtree(dir) == 0);
     CHECK(access(dir, F_OK) != 0);
+
+    /* kbv_rmtree: a tree deeper than PATH_MAX, a closed folder, a symbolic link out of the tree
+     * (removed, not followed), a file that is not a regular one */
+    char deep[] = "/tmp/kbv-test-deep-XXXXXX", outside[] = "/tmp/kbv-test-out-XXXXXX";
+    CHECK(mkdtemp(deep) != NULL && mkdtemp(outside) != NULL);
+    int top = open(deep, O_RDONLY | O_DIRECTORY), cur = top;
+    for (int i = 0; cur >= 0 && i < 600; i++) { /* 600 x 9 bytes: past PATH_MAX (4096) */
+        CHECK(mkdirat(cur, "dddddddd", 0755) == 0);
+        int next = openat(cur, "dddddddd", O_RDONLY | O_DIRECTORY);
+        int ff = openat(next, "f", O_WRONLY | O_CREAT, 0600);
+        if (ff >= 0) close(ff);
+        if (cur != top) close(cur);
+        cur = next;
+    }
+    CHECK(cur >= 0 && mkdirat(cur, "closed", 0) == 0 && mkfifoat(cur, "fifo", 0600) == 0);
+    char keepf[64];
+    snprintf(keepf, sizeof keepf, "%s/keep", outside);
+    FILE *kf = fopen(keepf, "w");
+    if (kf) fclose(kf);
+    CHECK(symlinkat(outside, cur, "link") == 0);
+    if (cur != top) close(cur);
+    close(top);
+    CHECK(kbv_rmtree(deep) == 0);
+    CHECK(access(deep, F_OK) != 0);
+    CHECK(access(keepf, F_OK) == 0); /* the link went, not what it pointed at */
+    CHECK(kbv_rmtree(outside) == 0);
+
+    /* kbv_fputs_safe: control characters (C0 but newline and tab, DEL, C1 in UTF-8) as \xNN */
+    {
+        char *buf = NULL;
+        size_t blen = 0;
+        FILE *m = open_memstream(&buf, &blen);
+        kbv_fputs_safe("a\x1b[2J\tb\n\x07\x7f\xc2\x9b\xc3\xa9", m);
+        fclose(m);
+        CHECK_STR(buf, "a\\x1b[2J\tb\n\\x07\\x7f\\xc2\\x9b\xc3\xa9");
+        free(buf);
+    }
 
     char stem[64];
     kbv_stem("/a/b/level_1_problem_2_sample_0_kernel.py", stem, sizeof stem);

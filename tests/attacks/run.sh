@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# run.sh -- the attack suite: tests/attacks/cases.txt through the fault suite's runner (each
+# attack's verdict and evidence, its CHECK, no process left behind, an honest evaluation after
+# it verified); then, on the CPU, hostile text through every output format.
+# Usage: KBV=/path/to/kbv tests/attacks/run.sh cpu|cuda [PATTERN]
+cd "$(dirname "$0")/../.." || exit 1
+KBV=${KBV:-$PWD/kbv}
+FAULTS_CASES=tests/attacks/cases.txt tests/faults/run.sh "$@"
+rc=$?
+[ "${1:-}" = cpu ] && [ -z "${2:-}" ] || exit $rc
+
+# Hostile text through every format: a model name and a candidate's error made of terminal
+# escapes, HTML, a shell command in backquotes, CSV and Markdown separators. No format may
+# carry a raw control character, HTML must be escaped, CSV must parse to its columns, and
+# the chart step must run nothing (the canary file stays absent).
+. tests/e2e/lib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+canary=/tmp/kbv-attack-canary
+rm -f "$canary"
+hostile=$'evil\x1b[2J<script>x</script>`touch /tmp/kbv-attack-canary`|a,"b'
+P=$PWD/examples/problems/relu.py
+/usr/bin/python3 - "$tmp/m.jsonl" "$P" "$PWD/tests/attacks/terminal_escape.py" "$PWD/examples/candidates/relu/honest_cpu.py" "$hostile" <<'PY'
+import json, sys
+out, p, bad, good, name = sys.argv[1:6]
+with open(out, "w") as f:
+    for c in (bad, good):
+        f.write(json.dumps({"problem": p, "candidate": c, "model": name}) + "\n")
+PY
+mkdir -p "$tmp/s"
+"$KBV" run --manifest "$tmp/m.jsonl" --db "$tmp/r.db" --device cpu --no-timing --cases 1 --quiet --timeout 60 \
+    --scratch "$tmp/s" >"$tmp/run.out" 2>&1
+why=
+for fmt in table md csv json html; do
+    "$KBV" report --db "$tmp/r.db" --format "$fmt" >"$tmp/rep.$fmt" 2>"$tmp/rep.$fmt.err" || why="$why; kbv report --format $fmt failed: $(head -c 300 "$tmp/rep.$fmt.err")"
+    if LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$tmp/rep.$fmt"; then why="$why; a raw control character in --format $fmt"; fi
+done
+grep -q '<script>' "$tmp/rep.html" && why="$why; unescaped HTML in --format html"
+jq -e . "$tmp/rep.json" >/dev/null 2>&1 || why="$why; --format json is not JSON"
+/usr/bin/python3 -c 'import csv, sys; rows = list(csv.reader(open(sys.argv[1]))); sys.exit(0 if rows and all(len(r) == len(rows[0]) for r in rows) else 1)' \
+    "$tmp/rep.csv" || why="$why; --format csv does not parse to equal rows"
+# the candidate's own error text, through kbv eval's summary and kbv inspect's
+"$KBV" eval "$P" tests/attacks/terminal_escape.py --device cpu --no-timing --cases 1 --timeout 60 --scratch "$tmp/s" >"$tmp/eval.out" 2>&1
+LC_ALL=C grep -q $'[\x1b\x07]' "$tmp/eval.out" && why="$why; a raw escape in kbv eval's summary"
+grep -q 'hidden' "$tmp/eval.out" || why="$why; kbv eval's summary lost the candidate's message"
+[ -e "$canary" ] && why="$why; a command in the text ran (the canary exists)"
+if [ -z "$why" ]; then ok "hostile text through kbv eval and every report format (table, md, csv, json, html): escaped, nothing run"
+else not_ok "hostile text through every format" "${why#; }"; fi
+
+# kbv's own exhaustion is never a verdict: with the scratch file system full (an LD_PRELOAD
+# shim reports it so), a failing candidate is kbv's error -- not stored, the run goes on and
+# says so -- and --resume, with room again, stores it.
+if [ -n "${KBV_SANITIZED:-}" ]; then
+    echo "SKIP: kbv's own exhaustion: AddressSanitizer must come first among the libraries, so no LD_PRELOAD shim"
+elif cc -shared -fPIC -o "$tmp/full_fs.so" tests/attacks/full_fs.c -ldl 2>"$tmp/cc.err"; then
+    printf '{"problem": "%s", "candidate": "%s", "sample": 0}\n{"problem": "%s", "candidate": "%s", "sample": 1}\n' \
+        "$P" "$PWD/examples/candidates/broken/raise_in_forward.py" "$P" "$PWD/examples/candidates/relu/honest_cpu.py" >"$tmp/x.jsonl"
+    LD_PRELOAD=$tmp/full_fs.so "$KBV" run --manifest "$tmp/x.jsonl" --db "$tmp/x.db" --device cpu --no-timing --cases 1 --timeout 60 \
+        --scratch "$tmp/s" >"$tmp/x.out" 2>&1
+    rc1=$?
+    n1=$(/usr/bin/python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from evaluations").fetchone()[0])' "$tmp/x.db" 2>/dev/null)
+    "$KBV" run --manifest "$tmp/x.jsonl" --db "$tmp/x.db" --device cpu --no-timing --cases 1 --timeout 60 --scratch "$tmp/s" --resume >"$tmp/y.out" 2>&1
+    rc2=$?
+    st=$(/usr/bin/python3 -c 'import sqlite3, sys; print(" ".join(r[0] for r in sqlite3.connect(sys.argv[1]).execute("select status from evaluations order by id")))' "$tmp/x.db" 2>/dev/null)
+    if [ "$rc1" != 0 ] && [ "$n1" = 1 ] && grep -q "kbv's own" "$tmp/x.out" && grep -q -- "--resume" "$tmp/x.out" && [ "$rc2" = 0 ] && [ "$st" = "verified runtime_error" ]; then
+        ok "a full scratch file system is kbv's error: not stored, the run goes on, --resume stores it"
+    else
+        not_ok "kbv's own exhaustion" "first run exit $rc1 with $n1 stored; resume exit $rc2, statuses: $st; $(tail -c 600 "$tmp/x.out")"
+    fi
+else
+    echo "SKIP: kbv's own exhaustion: cannot build the LD_PRELOAD shim: $(head -c 200 "$tmp/cc.err")"
+fi
+finish
