@@ -196,17 +196,6 @@ void reply_prints_free(reply_prints *p) {
     memset(p, 0, sizeof *p);
 }
 
-int reply_prints_copy(reply_prints *dst, const reply_prints *src) {
-    memset(dst, 0, sizeof *dst);
-    dst->present = src->present;
-    dst->fp = calloc((size_t)src->n + 1, sizeof *dst->fp);
-    dst->has = calloc((size_t)src->n + 1, 1);
-    if (!dst->fp || !dst->has) return reply_prints_free(dst), -1;
-    if (src->n) memcpy(dst->fp, src->fp, sizeof *dst->fp * (size_t)src->n), memcpy(dst->has, src->has, (size_t)src->n);
-    dst->n = src->n;
-    return 0;
-}
-
 int reply_prints_equal(const reply_prints *a, const reply_prints *b) {
     if (a->present != b->present || a->n != b->n) return 0;
     for (int j = 0; j < a->n; j++)

@@ -201,7 +201,6 @@ int reply_values_copy(reply_values *dst, const reply_values *src);
 json_t *reply_prints_to_json(const reply_prints *p);
 int reply_prints_from_json(const json_t *a, reply_prints *p, kbv_err *err);
 void reply_prints_free(reply_prints *p);
-int reply_prints_copy(reply_prints *dst, const reply_prints *src);
 int reply_prints_equal(const reply_prints *a, const reply_prints *b);
 
 /* The reply fields the decoder knows for op (NULL-terminated; common ones under op "*"), for

@@ -28,6 +28,14 @@ def tensor_header(shape, dtype_code=9):
     return h + b"\0" * (-len(h) % 64)
 
 
+def right_answer_elsewhere(x):
+    """A .kbt file holding relu(x), the right answer, outside kbv's names: its path."""
+    target = os.path.join(os.getcwd(), "elsewhere.kbt")
+    with open(target, "wb") as f:
+        f.write(tensor_header(list(x.shape)) + x.detach().cpu().clamp_min(0).numpy().tobytes())
+    return target
+
+
 def send_and_hang(reply):
     os.write(4, (json.dumps(reply) + "\n").encode())
     time.sleep(3600)
