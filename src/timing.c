@@ -286,7 +286,6 @@ static int stage_rounds(timing *t, stats_stop *stopp, kbv_err *err) {
                             .resamples = 2000,
                             .seed = r->seed ^ 0xA1}; /* perf_ratio's, below */
     uint64_t rng = kbv_mix64(r->seed ^ 0x7137), check_rng = kbv_mix64(r->seed ^ 0xC4EC);
-    int pair_left = 0;
     char save[PATH_MAX + 32];
     /* The budget counts the rounds, not the re-checks of timed outputs against the oracle
      * (seconds each for outputs of hundreds of MiB): t_rounds moves forward by their time. */
@@ -316,13 +315,12 @@ static int stage_rounds(timing *t, stats_stop *stopp, kbv_err *err) {
         long long fresh = kind == 1 ? 0 : kind == 2 ? nround : -1;
         int fresh_all = kind > 0; /* every arm ran on the hidden case's values */
         /* Whether the candidate's call of this round is checked is drawn after it returned,
-         * from kbv's secret: one headline round in 16 starts a pair of checked calls
-         * (consecutive calls hold the two value sets). */
+         * from kbv's secret, one headline round in 8, each on its own: a check says nothing
+         * about the next call (a pair would have told the candidate its next call is checked). */
         int check = 0;
         if (kind == 0) {
             check_rng = kbv_mix64(check_rng);
-            check = pair_left > 0 || check_rng % 16 == 0;
-            pair_left = pair_left > 0 ? pair_left - 1 : check;
+            check = check_rng % 8 == 0;
         }
         double dms[ARM_COUNT] = {0};
         nround++;
