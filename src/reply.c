@@ -404,7 +404,7 @@ static int dec_forward(const json_t *m, kbv_reply *r, kbv_err *err) {
 
 static int dec_standard(const json_t *m, kbv_reply *r, kbv_err *err) {
     const json_t *a, *tm = json_object_get(m, "time_ms");
-    if (get_array(m, "trials", 64, &a, err) < 0) return -1;
+    if (get_array(m, "trials", REPLY_MAX_TRIALS, &a, err) < 0) return -1;
     r->trials = calloc(json_array_size(a) + 1, sizeof *r->trials);
     if (!r->trials) return kbv_seterr(err, "out of memory");
     for (size_t t = 0; t < json_array_size(a); t++, r->ntrials++) {

@@ -26,8 +26,9 @@
 #include "finding.h"
 #include "util.h"
 
-#define REPLY_MAX_VALUES  4096  /* outputs, inputs, state entries, trials */
+#define REPLY_MAX_VALUES  4096  /* outputs, inputs, state entries */
 #define REPLY_MAX_GUARD   64    /* guard findings in one reply */
+#define REPLY_MAX_TRIALS  64    /* the standard protocol's trials in one reply */
 #define REPLY_MAX_SAMPLES 65536 /* times in one bench reply */
 
 /* An output (or state entry) descriptor: a tensor in a .kbt file, or a number. */
