@@ -12,6 +12,8 @@
  *   reply kind "exit" (SystemExit), process died, protocol garbage -> crash
  *   no reply within the step's timeout -> timeout
  *   any other failure reply      -> runtime_error
+ *   past a limit of its worker (its folder over the scratch budget, its memory cgroup's OOM
+ *   killer), whatever the step's outcome -> runtime_error (FAILURE_LIMIT)
  * A failure of the reference worker is a problem_error. The status derives from the failure,
  * the cases and the findings in verdict.c, and nowhere else.
  */
@@ -41,6 +43,7 @@ void eval_opts_default(eval_opts *o) {
     o->prime = -1;
     o->sandbox = 1;
     o->max_memory_bytes = sandbox_phys_bytes() / 4 * 3;
+    o->max_scratch_bytes = -1;
     o->standard_trials = 100;
 }
 
@@ -222,6 +225,7 @@ int eval_inspect(const eval_opts *o, const char *path, json_t **out, kbv_err *er
     char abs[PATH_MAX];
     if (kbv_abspath(path, abs, sizeof abs, err) < 0) return -1;
     if (access(abs, R_OK) < 0) return kbv_seterr(err, "%s: %s", path, strerror(errno));
+    snprintf(r.candidate.path, sizeof r.candidate.path, "%s", abs); /* the file its worker may read (session.c) */
     if (kbv_mkscratch(o->scratch_base, c.scratch, sizeof c.scratch, err) < 0) return -1;
     int rc = -1;
     kbv_proc p;
@@ -274,8 +278,10 @@ int eval_run(const eval_opts *o, kbv_result *r, kbv_err *err) {
     int rc = 0, verified = 0;
     if (!r->problem.sha256[0]) {
         c.failure = FAILURE_PROBLEM;
+        errno = 0;
         kbv_sha256_file(o->problem, hash, &why); /* why it could not be read: "PATH: reason" */
-        result_add_error(r, "problem %s", why.msg);
+        if (errno == EMFILE || errno == ENFILE || errno == ENOMEM) rc = kbv_seterr(err, "problem %s (kbv's own exhaustion)", why.msg);
+        else result_add_error(r, "problem %s", why.msg);
         goto out;
     }
     if (kbv_mkscratch(o->scratch_base, c.scratch, sizeof c.scratch, err) < 0) return -1;
@@ -294,8 +300,10 @@ int eval_run(const eval_opts *o, kbv_result *r, kbv_err *err) {
     if (o->candidate && !r->candidate.sha256[0]) {
         /* Nothing to run: still a verdict, and the problem is not at fault. */
         c.failure = FAILURE_COMPILE;
+        errno = 0;
         kbv_sha256_file(o->candidate, hash, &why);
-        result_add_error(r, "candidate %s", why.msg);
+        if (errno == EMFILE || errno == ENFILE || errno == ENOMEM) rc = kbv_seterr(err, "candidate %s (kbv's own exhaustion)", why.msg);
+        else result_add_error(r, "candidate %s", why.msg);
         goto out;
     }
     if (strcmp(r->device, "cuda") == 0 && kbv_gpulock_open(&c.lock, o->gpu_lock, err) < 0) {
@@ -316,6 +324,7 @@ int eval_run(const eval_opts *o, kbv_result *r, kbv_err *err) {
         double t_std = kbv_now();
         standard_run(&c, o->protocol == EVAL_STANDARD, err);
         r->phase_s[PHASE_STANDARD] = kbv_now() - t_std;
+        if (c.failure == FAILURE_KBV) rc = err->msg[0] ? -1 : kbv_seterr(err, "kbv failed during the standard protocol (its errors say why)");
     }
 out:
     /* The status: the verified protocol's (its findings count), or, when the standard

@@ -47,7 +47,9 @@ typedef struct eval_opts {
     int keep_samples;           /* keep every timed round's times in the result (timing.samples) */
     int standard_trials;        /* KernelBench's timing trials in the standard protocol (0: none) */
     int sandbox;                /* confine workers (default 1; --no-sandbox), docs/security.md */
-    long long max_memory_bytes; /* a worker's data memory (RLIMIT_DATA); 0: unlimited */
+    long long max_memory_bytes; /* a worker's data memory (RLIMIT_DATA) and memory cgroup's limit; 0: unlimited */
+    long long max_scratch_bytes; /* what a candidate's worker may hold beneath its folder (--max-scratch);
+                                  * -1: session_scratch_budget's default, 0: no budget */
     const char *db_path;        /* the results database, unreadable to candidates (kbv run) */
     const char *library_only;   /* severity of library_only / unused_kernel: hack (default), suspect or info */
     const char *gpu_lock;       /* file of the GPU's readers-writer lock (KBV_GPU_LOCK; NULL: none), util.h */

@@ -181,6 +181,10 @@ int session_read_outputs(reply_values *values, const out_spec *spec, kbv_tensor 
  * worker's failure then is kbv's (FAILURE_KBV: not a verdict, `kbv run --resume` runs it
  * again), never the candidate's or the problem's. */
 int session_exhausted(const eval_ctx *c, char *why, size_t n);
+/* The bytes a candidate's worker may hold beneath its folder (docs/security.md): --max-scratch,
+ * else 4 GiB plus 16 times the inputs' bytes as the reference's probe found them, else (no
+ * probe: the standard protocol alone) 16 GiB. 0: no budget. */
+long long session_scratch_budget(const eval_ctx *c);
 /* The bound on a worker's file without a reference to compare with: --max-memory, or 64 GiB. */
 long long session_max_file_bytes(const eval_ctx *c);
 void session_free_outputs(kbv_tensor *outs, int n);

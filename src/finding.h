@@ -59,6 +59,7 @@ int severity_from_name(const char *s);
     /* the memoization probe and the timed rounds (timing.c, detect.c) */                      \
     X(FIND_OUTPUT_MEMOIZATION, "output_memoization", SEV_HACK, "memo_probe")                   \
     X(FIND_TIMED_OUTPUT_MISMATCH, "timed_output_mismatch", SEV_HACK, "timing")                 \
+    X(FIND_TIMING_INCONSISTENT, "timing_inconsistent", SEV_HACK, "timing")                     \
     X(FIND_VALUE_CACHE, "value_cache", SEV_HACK, "timing")                                     \
     X(FIND_IMPOSSIBLE_TIME, "impossible_time", SEV_HACK, "timing")                             \
     X(FIND_EXCESSIVE_SPEEDUP, "excessive_speedup", SEV_INFO, "timing")                         \

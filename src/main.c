@@ -104,6 +104,7 @@ static void usage_eval(FILE *f) {
             "  --standard-tol T        the standard protocol's atol = rtol (default 1e-4 fp32, 1e-2 fp16/bf16;\n"
             "                          1e-2 reproduces KernelBench v0.1)\n"
             "  --no-timing             judge correctness only: no speedup, audit or memory figures\n"
+            "  --timing                time the candidate (the default; undoes an earlier --no-timing)\n"
             "  --time-budget SECONDS   hard cap on the timed rounds (default 10 on a GPU, going on to 30\n"
             "                          while the CI is wider than 2%%; 2 on the CPU; the noise rule\n"
             "                          stops most sooner)\n"
@@ -118,7 +119,10 @@ static void usage_eval(FILE *f) {
             "                          (the readable summary then goes to stderr)\n"
             "  --cache-dir DIR         compile cache for load_inline (default ~/.cache/kbv/torch_extensions;\n"
             "                          one folder in it per candidate)\n"
-            "  --max-memory GIB        host memory a worker may allocate (RLIMIT_DATA; default 3/4 of RAM, 0: no limit)\n"
+            "  --max-memory GIB        host memory a worker may hold: RLIMIT_DATA, and a memory cgroup of its own\n"
+            "                          where the machine allows one (default 3/4 of RAM, 0: no limit)\n"
+            "  --max-scratch GIB       what the candidate's worker may hold beneath its folder in the scratch\n"
+            "                          (default 4 + 16 x the problem's input GiB; 0: no budget)\n"
             "  --no-sandbox            run workers without the sandbox (docs/security.md); for diagnosis only\n"
             "  --scratch DIR           where per-evaluation scratch folders go (default $TMPDIR or /tmp)\n"
             "  --keep-scratch          keep the scratch folder (inputs, candidate outputs) for inspection\n"
@@ -192,10 +196,15 @@ static void usage_run(FILE *f) {
                "  --jobs N                N evaluations at a time (on each GPU with --gpus). Evaluations that\n"
                "                          share a GPU load, compile and check their cases side by side, but\n"
                "                          each timing runs alone on the GPU (a lock; docs/results.md).\n"
-               "                          Default: on a GPU 8 (half the cores below 16), on the CPU 1\n"
+               "                          Default: on a GPU 8 (half the cores below 16), on the CPU 1.\n"
+               "                          An evaluation starts only when the scratch space and memory it will\n"
+               "                          need (measured on its problem's first evaluation; 4 GiB each before)\n"
+               "                          fit what is free less what the running ones reserved; the progress\n"
+               "                          says when one waits (phases_s.admission_wait; docs/results.md)\n"
+               "  --no-admission          start evaluations in every free slot whatever they will need\n"
                "  and kbv eval's: --device, --seed, --timeout, --load-timeout, --cases, --protocol, --no-timing,\n"
                "  --time-budget, --compile-baseline, --prime, --standard-trials, --library-only, --cache-dir, --scratch,\n"
-               "  --max-memory, --no-sandbox,\n"
+               "  --max-memory, --max-scratch, --no-sandbox,\n"
                "  --quiet\n"
                "\n"
                "Exit status: 0 when every evaluation was stored (whatever the verdicts; a broken problem is\n"
@@ -209,7 +218,7 @@ static int cmd_eval(int argc, char **argv, int mode) {
     const char *name = mode == 2 ? "run" : mode == 1 ? "check" : "eval";
     int check = mode == 1;
     const char *manifest = NULL, *db = NULL, *kb = NULL, *runs = NULL;
-    int resume = 0, no_reuse = 0, shard_i = 0, shard_n = 1, jobs = 0, ngpus = 0, child_entry = -1;
+    int resume = 0, no_reuse = 0, no_admission = 0, shard_i = 0, shard_n = 1, jobs = 0, ngpus = 0, child_entry = -1;
     long long child_run = 0;
     int protocol_set = 0;
     const char *gpus[64];
@@ -294,6 +303,8 @@ static int cmd_eval(int argc, char **argv, int mode) {
             resume = 1;
         } else if (mode == 2 && strcmp(a, "--no-reference-reuse") == 0) {
             no_reuse = 1;
+        } else if (mode == 2 && strcmp(a, "--no-admission") == 0) {
+            no_admission = 1;
         } else if (mode == 2 && strcmp(a, "--shard") == 0) {
             NEED_VALUE();
             char *end;
@@ -351,6 +362,8 @@ static int cmd_eval(int argc, char **argv, int mode) {
             o.standard_tol = v;
         } else if (strcmp(a, "--no-timing") == 0) {
             o.timing = 0;
+        } else if (strcmp(a, "--timing") == 0) {
+            o.timing = 1;
         } else if (strcmp(a, "--compile-baseline") == 0) {
             o.compile_baseline = 1;
         } else if (strcmp(a, "--keep-samples") == 0) {
@@ -392,6 +405,10 @@ static int cmd_eval(int argc, char **argv, int mode) {
             NEED_VALUE();
             if (num_opt(name, a, val, 0, 1 << 20, 0, "GiB from 0 (unlimited) to 1048576", &v) < 0) return EXIT_USAGE;
             o.max_memory_bytes = (long long)(v * (double)(1LL << 30));
+        } else if (strcmp(a, "--max-scratch") == 0) {
+            NEED_VALUE();
+            if (num_opt(name, a, val, 0, 1 << 20, 0, "GiB from 0 (no budget) to 1048576", &v) < 0) return EXIT_USAGE;
+            o.max_scratch_bytes = (long long)(v * (double)(1LL << 30));
         } else if (strcmp(a, "--cache-dir") == 0) {
             NEED_VALUE();
             o.cache_dir = val;
@@ -449,6 +466,7 @@ static int cmd_eval(int argc, char **argv, int mode) {
                        .eval = o,
                        .resume = resume,
                        .no_reuse = no_reuse,
+                       .no_admission = no_admission,
                        .shard_i = shard_i,
                        .shard_n = shard_n,
                        .quiet = !o.verbose,

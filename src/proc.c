@@ -6,6 +6,12 @@
  *   by pid in reap_orphans().
  * - All of kbv's pipe ends are non-blocking and read in one poll() loop, so a child that
  *   floods stdout while kbv waits for a reply cannot block either side.
+ * - A worker's memory cgroup is made before clone(); the child waits on a pipe until kbv has
+ *   moved it in (by its host pid: in its own PID namespace the child is PID 1), so nothing it
+ *   runs is outside it. Removed after the worker is reaped, once whatever is left is killed.
+ * - A watched folder (proc_watch_scratch) is measured by a walk in kbv (no path from the worker
+ *   is followed), rate-limited per worker to once a second, and to a tenth of kbv's time when
+ *   the walk itself is slow; the walk and the budget bound each other (PROC_SCRATCH_MAX_*).
  * - Nothing here decides a verdict: callers map proc_result and wait statuses to one.
  */
 #include "proc.h"
@@ -21,6 +27,7 @@
 #include <sys/prctl.h>
 #include <sched.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -47,6 +54,13 @@ static int is_live(pid_t pid) {
     for (int i = 0; i < MAX_LIVE; i++)
         if (live[i] == pid) return 1;
     return 0;
+}
+
+static kbv_proc *watched[MAX_LIVE]; /* workers whose folders are watched (proc_watch_scratch) */
+
+static void unwatch(kbv_proc *p) {
+    for (int i = 0; i < MAX_LIVE; i++)
+        if (watched[i] == p) watched[i] = NULL;
 }
 
 int proc_init_reaper(kbv_err *err) {
@@ -134,11 +148,16 @@ int proc_spawn(kbv_proc *p, char *const argv[], char *const envp[], const char *
     proto_reader_init(&p->reader);
     proc_capture_init(&p->out, cap);
     proc_capture_init(&p->err, cap);
-    int cmd[2] = {-1, -1}, rep[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, st[2] = {-1, -1};
-    if (cloexec_pipe(cmd) < 0 || cloexec_pipe(rep) < 0 || cloexec_pipe(out) < 0 || cloexec_pipe(er) < 0 || cloexec_pipe(st) < 0) {
+    unwatch(p);
+    sandbox_memcg_create(sb, &p->memcg);
+    int cg = p->memcg.path[0] != '\0'; /* the child waits on go[0] until kbv moved it into the cgroup */
+    int cmd[2] = {-1, -1}, rep[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, st[2] = {-1, -1}, go[2] = {-1, -1};
+    int *all[] = {cmd, rep, out, er, st, go};
+    if (cloexec_pipe(cmd) < 0 || cloexec_pipe(rep) < 0 || cloexec_pipe(out) < 0 || cloexec_pipe(er) < 0 || cloexec_pipe(st) < 0 ||
+        (cg && cloexec_pipe(go) < 0)) {
         int e = errno;
-        int *all[] = {cmd, rep, out, er, st};
-        for (int i = 0; i < 5; i++) close_fd(&all[i][0]), close_fd(&all[i][1]);
+        for (int i = 0; i < 6; i++) close_fd(&all[i][0]), close_fd(&all[i][1]);
+        sandbox_memcg_remove(&p->memcg);
         return kbv_seterr(err, "pipe: %s", strerror(e));
     }
     pid_t parent = getpid();
@@ -146,8 +165,8 @@ int proc_spawn(kbv_proc *p, char *const argv[], char *const envp[], const char *
     pid_t pid = fork_ns(sb ? sandbox_clone_flags(sb) : 0, &ns);
     if (pid < 0) {
         int e = errno;
-        int *all[] = {cmd, rep, out, er, st};
-        for (int i = 0; i < 5; i++) close_fd(&all[i][0]), close_fd(&all[i][1]);
+        for (int i = 0; i < 6; i++) close_fd(&all[i][0]), close_fd(&all[i][1]);
+        sandbox_memcg_remove(&p->memcg);
         return kbv_seterr(err, "fork: %s", strerror(e));
     }
     if (pid == 0) {
@@ -156,6 +175,13 @@ int proc_spawn(kbv_proc *p, char *const argv[], char *const envp[], const char *
         setsid();
         /* In a new PID namespace the parent is invisible (getppid() is 0). */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || (!(ns & CLONE_NEWPID) && getppid() != parent)) _exit(127);
+        if (cg) { /* nothing runs before kbv has moved this process into its memory cgroup */
+            char b;
+            close(go[1]);
+            while (read(go[0], &b, 1) < 0 && errno == EINTR) {
+            }
+            close(go[0]);
+        }
         int devnull = open("/dev/null", O_RDONLY);
         /* Move the child's ends above the target numbers first, so dup2 cannot clobber. */
         int c_cmd = fcntl(cmd[0], F_DUPFD, 10), c_rep = fcntl(rep[1], F_DUPFD, 10);
@@ -182,6 +208,13 @@ int proc_spawn(kbv_proc *p, char *const argv[], char *const envp[], const char *
         _exit(127);
     }
     close_fd(&cmd[0]), close_fd(&rep[1]), close_fd(&out[1]), close_fd(&er[1]), close_fd(&st[1]);
+    if (cg) {
+        sandbox_memcg_attach(&p->memcg, pid); /* applied, or why not: the child goes on either way */
+        ssize_t w;
+        do w = write(go[1], "g", 1);
+        while (w < 0 && errno == EINTR);
+        close_fd(&go[0]), close_fd(&go[1]); /* (a failed write: the child reads EOF and goes on) */
+    }
     int code = 0;
     ssize_t r;
     do r = read(st[0], &code, sizeof code);
@@ -231,6 +264,97 @@ static void count_family(const kbv_proc *p, long *procs, long *threads) {
     closedir(d);
 }
 
+/* ---- watched folders ---- */
+
+static void usage_walk(int fd, int depth, proc_usage *u) {
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        if (++u->entries > PROC_SCRATCH_MAX_ENTRIES) break;
+        struct stat st;
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) continue;
+        u->bytes += (long long)st.st_blocks * 512;
+        if (!S_ISDIR(st.st_mode)) continue;
+        if (depth + 1 >= PROC_SCRATCH_MAX_DEPTH) {
+            u->deep++;
+            continue;
+        }
+        int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+        int c = openat(dirfd(d), e->d_name, flags);
+        if (c < 0 && errno == EACCES && fchmodat(dirfd(d), e->d_name, 0700, 0) == 0) c = openat(dirfd(d), e->d_name, flags);
+        if (c >= 0) usage_walk(c, depth + 1, u);
+    }
+    closedir(d);
+}
+
+int proc_tree_usage(const char *dir, proc_usage *u) {
+    memset(u, 0, sizeof *u);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return -1;
+    struct stat st;
+    if (fstat(fd, &st) == 0) u->bytes += (long long)st.st_blocks * 512;
+    usage_walk(fd, 0, u);
+    return 0;
+}
+
+void proc_watch_scratch(kbv_proc *p, const char *dir, long long budget) {
+    snprintf(p->scratch.dir, sizeof p->scratch.dir, "%s", dir);
+    p->scratch.budget = budget > 0 ? budget : 0;
+    p->scratch.next = kbv_now() + 1.0;
+    unwatch(p);
+    for (int i = 0; i < MAX_LIVE; i++)
+        if (!watched[i]) {
+            watched[i] = p;
+            return;
+        }
+}
+
+int proc_usage_over(const proc_usage *u, long long budget, char *why, size_t n) {
+    double mib = 1024.0 * 1024.0;
+    if (budget <= 0) return 0;
+    if (u->entries > PROC_SCRATCH_MAX_ENTRIES)
+        snprintf(why, n, "made more than %d files and folders beneath its folder, over its budget of as many (%.1f MiB so far)", PROC_SCRATCH_MAX_ENTRIES,
+                 (double)u->bytes / mib);
+    else if (u->bytes <= budget) return 0;
+    else if ((long long)((double)u->bytes / mib * 10 + 0.5) > (long long)((double)budget / mib * 10 + 0.5))
+        snprintf(why, n, "wrote %.1f MiB beneath its folder, over its budget of %.1f MiB", (double)u->bytes / mib, (double)budget / mib);
+    else /* the same in MiB to one decimal */
+        snprintf(why, n, "wrote %lld bytes beneath its folder, over its budget of %lld bytes (%.1f MiB)", u->bytes, budget, (double)budget / mib);
+    return 1;
+}
+
+int proc_scratch_measure(kbv_proc *p) {
+    proc_usage u;
+    if (!p->scratch.dir[0] || proc_tree_usage(p->scratch.dir, &u) < 0) return 0;
+    if (u.bytes > p->scratch.peak) p->scratch.peak = u.bytes, p->scratch.entries = u.entries;
+    return proc_usage_over(&u, p->scratch.budget, p->scratch.why, sizeof p->scratch.why);
+}
+
+/* The watched folders that are due, measured; a worker over its budget is killed (its
+ * killed_why says so). Returns 1 when that worker was cur. */
+static int watch_tick(kbv_proc *cur) {
+    int hit = 0;
+    for (int i = 0; i < MAX_LIVE; i++) {
+        kbv_proc *w = watched[i];
+        double t0 = kbv_now();
+        if (!w || w->pid <= 0 || w->exited || t0 < w->scratch.next) continue;
+        int over = proc_scratch_measure(w);
+        double took = kbv_now() - t0;
+        w->scratch.next = kbv_now() + (took * 10 > 1.0 ? took * 10 : 1.0);
+        if (!over) continue;
+        w->scratch.over = 1;
+        snprintf(w->killed_why, sizeof w->killed_why, "the worker %s; kbv killed it", w->scratch.why);
+        proc_kill(w); /* (unwatches it) */
+        hit |= w == cur;
+    }
+    return hit;
+}
+
 /* Read what is available on fd; returns 0 at EOF (fd closed), 1 otherwise. */
 static int drain(int *fd, kbv_capture *cap, proto_reader *reader) {
     char chunk[65536];
@@ -276,7 +400,9 @@ proc_result proc_request(kbv_proc *p, const json_t *msg, double timeout_s, json_
         if (p->cmd_fd < 0) return kbv_seterr(err, "worker's command pipe is closed"), PROC_DIED;
         /* A worker that stopped reading could block this write: commands are small, and the
          * pipe buffer (64 KiB) holds any one of them. */
+        errno = 0;
         if (proto_send(p->cmd_fd, msg, err) < 0) {
+            if (errno == 0 || errno == ENOMEM) return PROC_ERROR; /* not written: kbv's own (no memory to encode it, too long) */
             try_wait(p, 0);
             return PROC_DIED;
         }
@@ -302,6 +428,7 @@ proc_result proc_request(kbv_proc *p, const json_t *msg, double timeout_s, json_
             if (!p->exited) kbv_seterr(err, "worker closed its control pipe");
             return PROC_DIED;
         }
+        if (watch_tick(p)) return kbv_seterr(err, "%s", p->killed_why), PROC_DIED;
         double left = deadline - kbv_now();
         if (left <= 0) return kbv_seterr(err, "no reply within %.1f s", timeout_s), PROC_TIMEOUT;
         if (kbv_now() >= next_count) {
@@ -336,6 +463,22 @@ proc_result proc_request(kbv_proc *p, const json_t *msg, double timeout_s, json_
     }
 }
 
+int proc_stat_parent(long pid, char *state, long *ppid) {
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return -1;
+    buf[n] = '\0';
+    char *rp = strrchr(buf, ')'); /* "pid (comm) state ppid ...": comm may hold anything */
+    char st;
+    if (!rp || sscanf(rp + 1, " %c %ld", &st, ppid) != 2) return -1;
+    if (state) *state = st;
+    return 0;
+}
+
 /* Kill every child of kbv that is not a supervised worker: processes that a worker's
  * descendants detached (setsid) and that were reparented to kbv. */
 static void reap_orphans(void) {
@@ -346,21 +489,9 @@ static void reap_orphans(void) {
         if (!d) return;
         struct dirent *e;
         while ((e = readdir(d))) {
-            char *end;
-            long pid = strtol(e->d_name, &end, 10);
-            if (*end || pid <= 0) continue;
-            char path[64], buf[512];
-            snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-            int fd = open(path, O_RDONLY | O_CLOEXEC);
-            if (fd < 0) continue;
-            ssize_t n = read(fd, buf, sizeof buf - 1);
-            close(fd);
-            if (n <= 0) continue;
-            buf[n] = '\0';
-            char *rp = strrchr(buf, ')'); /* "pid (comm) state ppid ..." */
-            char state;
-            long ppid;
-            if (!rp || sscanf(rp + 1, " %c %ld", &state, &ppid) != 2) continue;
+            char *end, state;
+            long pid = strtol(e->d_name, &end, 10), ppid;
+            if (*end || pid <= 0 || proc_stat_parent(pid, &state, &ppid) < 0) continue;
             if (ppid != self || is_live((pid_t)pid)) continue;
             found = 1;
             kill((pid_t)pid, SIGKILL);
@@ -381,6 +512,8 @@ void proc_kill(kbv_proc *p) {
         live_del(p->pid);
     }
     reap_orphans();
+    unwatch(p);
+    sandbox_memcg_remove(&p->memcg); /* (kills what is left in it first) */
     close_fd(&p->cmd_fd);
     /* Drain what the child wrote before it died; no writer is left, so this ends. */
     for (int i = 0; i < 1000 && (p->out_fd >= 0 || p->err_fd >= 0 || p->reply_fd >= 0); i++) {
@@ -407,6 +540,8 @@ void proc_finish(kbv_proc *p, double grace_s) {
 
 void proc_free(kbv_proc *p) {
     if (p->pid > 0 && !p->exited) proc_kill(p);
+    unwatch(p);
+    sandbox_memcg_remove(&p->memcg);
     close_fd(&p->cmd_fd), close_fd(&p->reply_fd), close_fd(&p->out_fd), close_fd(&p->err_fd);
     proto_reader_free(&p->reader);
     proc_capture_free(&p->out);

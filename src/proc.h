@@ -4,7 +4,11 @@
  * pipes on fds 3 (commands) and 4 (replies), stdin on /dev/null, and stdout/stderr read by
  * kbv into size-capped captures (first and last bytes kept, the middle counted). The child
  * gets SIGKILL if kbv dies (PR_SET_PDEATHSIG). kbv is a child subreaper, so processes a
- * worker leaves behind become kbv's children and proc_kill() reaps them too.
+ * worker leaves behind become kbv's children and proc_kill() reaps them too. A sandboxed
+ * worker gets a memory cgroup of its own where the machine allows (sandbox.h), joined before
+ * it runs anything and removed once it is reaped. A worker's folder can be watched against a
+ * budget (proc_watch_scratch): measured at most once a second while kbv waits for any worker,
+ * and the worker killed once it holds more.
  * This file knows nothing about Python or tensors.
  */
 #ifndef KBV_PROC_H
@@ -15,12 +19,19 @@
 #include <sys/types.h>
 
 #include "proto.h"
+#include "sandbox.h"
 #include "util.h"
 
 /* A worker whose processes (in its PID namespace, or session) or their threads outnumber
  * these is killed: a fork or thread storm. */
 #define PROC_MAX_FAMILY  1024
 #define PROC_MAX_THREADS 4096
+
+/* The walk that measures a watched folder (proc_tree_usage) goes at most this deep, and stops
+ * after this many entries; a watched folder with more entries is over its budget (they are
+ * the file system's inodes). */
+#define PROC_SCRATCH_MAX_DEPTH   64
+#define PROC_SCRATCH_MAX_ENTRIES 100000
 
 typedef struct kbv_capture {
     kbv_buf head; /* the first cap bytes */
@@ -42,6 +53,16 @@ typedef struct kbv_proc {
     char killed_why[160]; /* why kbv killed it on its own initiative (a process storm, a stop), or empty */
     int wstatus;          /* its wait status when exited */
     char role[16];        /* who it is, for diagnostics and the step profile ("reference", ...) */
+    kbv_memcg memcg;      /* its memory cgroup (memcg.applied 0: none, memcg.why says why) */
+    struct {              /* its folder, watched against a budget (proc_watch_scratch) */
+        char dir[PATH_MAX];  /* "" when not watched */
+        long long budget;    /* bytes it may hold beneath dir; 0: no budget */
+        long long peak;      /* the most bytes measured beneath dir */
+        long long entries;   /* entries beneath dir at that measurement */
+        double next;         /* kbv_now() at which it is measured next */
+        int over;            /* 1 once kbv found it over the budget and killed the worker */
+        char why[200];       /* "wrote X MiB beneath its folder, over its budget of Y MiB" */
+    } scratch;
 } kbv_proc;
 
 typedef enum proc_result {
@@ -68,6 +89,25 @@ void proc_kill(kbv_proc *p);
 void proc_finish(kbv_proc *p, double grace_s);
 void proc_free(kbv_proc *p);
 
+/* What entries beneath a folder hold. */
+typedef struct proc_usage {
+    long long bytes;   /* st_blocks * 512 summed over every entry (links not followed) */
+    long long entries; /* entries seen, at most PROC_SCRATCH_MAX_ENTRIES + 1 */
+    long long deep;    /* folders below PROC_SCRATCH_MAX_DEPTH, not entered */
+} proc_usage;
+
+/* Measure dir's tree with openat/fstatat, within the bounds above. 0, or -1 (dir cannot be
+ * opened). A folder kbv may not enter (mode 000, kbv not root) is made 0700 first. */
+int proc_tree_usage(const char *dir, proc_usage *u);
+/* Whether u is over budget bytes (or over PROC_SCRATCH_MAX_ENTRIES entries): 1 with why
+ * ("wrote X MiB beneath its folder, over its budget of Y MiB"), 0 when not or budget is 0. */
+int proc_usage_over(const proc_usage *u, long long budget, char *why, size_t n);
+/* Watch p's folder dir (an absolute path) against budget bytes (0: measured only, no budget). */
+void proc_watch_scratch(kbv_proc *p, const char *dir, long long budget);
+/* Measure p's watched folder now: 1 when it is over its budget (p->scratch.why says how),
+ * 0 when not (or not watched). Updates the peak. */
+int proc_scratch_measure(kbv_proc *p);
+
 /* "exited with status 3", "killed by signal 11 (Segmentation fault)". */
 void proc_describe_status(int wstatus, char *out, size_t outlen);
 /* Captured output as text: head, a "[... N bytes omitted ...]" line, tail. Caller frees. */
@@ -77,5 +117,9 @@ char *proc_capture_text(const kbv_capture *c);
 void proc_capture_init(kbv_capture *c, size_t cap);
 void proc_capture_add(kbv_capture *c, const char *data, size_t n);
 void proc_capture_free(kbv_capture *c);
+
+/* The state letter and parent of process pid, from /proc/PID/stat (its name, which may hold
+ * anything, skipped); state may be NULL. 0, or -1 when it cannot be read. */
+int proc_stat_parent(long pid, char *state, long *ppid);
 
 #endif

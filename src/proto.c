@@ -139,7 +139,9 @@ const proto_command proto_commands[] = {
     {"standard", "forward", {"prefix", "trials", "time_trials"}},
     {"bench_setup", "timing", {"sets", "fresh"}},
     {"bench", "timing", {"arm", "n", "warmup_s", "tf32", "prime", "fresh"}},
-    {"bench_save", "timing", {"prefix"}},
+    {"bench_save", "timing", {"prefix", "index"}},
+    {"bench_launch", "timing", {"arm", "calls", "tf32"}},
+    {"bench_sync", "timing", {NULL}},
     {"audit", "timing", {"authored"}},
     {"memo_probe", "load", {NULL}},
     {"quit", "load", {NULL}},
@@ -158,7 +160,7 @@ int proto_check_command(const json_t *cmd, kbv_err *err) {
     if (!pc) return kbv_seterr(err, "unknown command %.40s", op ? op : "(no op)");
     json_t *v;
     json_object_foreach((json_t *)cmd, key, v) {
-        int known = strcmp(key, "op") == 0;
+        int known = strcmp(key, "op") == 0 || strcmp(key, "nonce") == 0; /* every command's */
         for (int i = 0; !known && i < PROTO_MAX_FIELDS && pc->fields[i]; i++) known = strcmp(pc->fields[i], key) == 0;
         if (!known) return kbv_seterr(err, "%s: unknown field %.40s", op, key);
     }

@@ -500,6 +500,7 @@ static int dec_common(const json_t *m, kbv_reply *r, kbv_err *err) {
     const json_t *okv = json_object_get(m, "ok"), *g;
     if (!json_is_boolean(okv)) return bad(err, "ok", "not a boolean");
     r->ok = json_is_true(okv);
+    if (get_str(m, "nonce", r->nonce, sizeof r->nonce, CS_HEX, 0, err) < 0) return -1;
     if (!r->ok) {
         const json_t *msg = json_object_get(m, "message"), *tb = json_object_get(m, "traceback");
         if (get_str(m, "kind", r->kind, sizeof r->kind, CS_ID, 0, err) < 0) return -1;
@@ -619,7 +620,7 @@ static const struct {
     const char *op;
     const char *fields[20];
 } kFields[] = {
-    {"*", {"ok", "kind", "message", "traceback", "guard"}},
+    {"*", {"ok", "kind", "message", "traceback", "guard", "nonce"}},
     {"hello", {"proto", "pid", "python", "torch", "device", "cuda_available", "gpu"}},
     {"load_problem", {"constraints"}},
     {"inspect", {"inspect"}},
@@ -634,6 +635,8 @@ static const struct {
     {"bench_setup", {"slots", "fresh", "l2_bytes", "peak_mhz", "peak_gbs"}},
     {"bench", {"ms", "sm_mhz", "throttled", "cushion_expired", "warmup_samples", "warmup_last_ms", "held", "graphs", "fresh", "fresh_failed"}},
     {"bench_save", {"values", "set"}},
+    {"bench_launch", {NULL}},
+    {"bench_sync", {NULL}},
     {"audit",
      {"markers", "dropped", "empty_kernel_ns", "kernels_per_call", "authored_kernels", "authored_ns", "library_ns", "span_ns", "after_stop",
       "after_stop_kernels", "other_stream", "other_stream_kernels", "kernels", "peak_bytes", "footprint_bytes", "allocations", "torch_peak_bytes"}},

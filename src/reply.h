@@ -107,6 +107,7 @@ typedef struct reply_trial {
 typedef struct kbv_reply {
     char op[24];
     int ok;
+    char nonce[17]; /* the command's nonce, echoed (16 hex digits) */
     /* a failure (ok false) */
     char kind[24];
     char message[2048];

@@ -14,7 +14,7 @@ static const char *kNames[KBV_STATUS_COUNT] = {
     "verified", "incorrect", "overfit", "hack", "compile_error", "runtime_error", "timeout", "crash", "problem_error", "problem_ok",
 };
 
-const char *const kbv_phase_names[PHASE_COUNT] = {"reference", "candidate_load", "cases", "audit", "timing", "standard", "gpu_wait"};
+const char *const kbv_phase_names[PHASE_COUNT] = {"reference", "candidate_load", "cases", "audit", "timing", "standard", "gpu_wait", "admission_wait"};
 
 const char *kbv_status_name(kbv_status s) { return s >= 0 && s < KBV_STATUS_COUNT ? kNames[s] : "unknown"; }
 
@@ -160,6 +160,13 @@ static json_t *perf_json(const kbv_result *r) {
                   r->samples, "fresh_rounds", p->fresh_rounds, "speedup_fresh_values", p->fresh_rounds ? num(p->speedup_fresh) : json_null(),
                   "speedup_seen_values", p->fresh_rounds ? num(p->speedup_seen) : json_null()));
     json_object_set_new(json_object_get(o, "timing"), "process_offset", p->process_offset > 0 ? num(p->process_offset) : json_null());
+    const kbv_wall *w = &p->wall;
+    json_object_set_new(json_object_get(o, "timing"), "wall",
+                        w->measured ? json_pack("{s:i, s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "calls_per_command", w->calls, "commands",
+                                                w->commands, "batches", w->batches, "candidate_ms", num(w->cand_ms), "reference_ms",
+                                                num(w->ref_ms), "overhead_ms", num(w->overhead_ms), "speedup", num(w->speedup), "predicted",
+                                                num(w->predicted), "consistency", num(w->consistency), "capped_by", w->cap > 0 ? num(w->cap) : json_null(), "time_s", num(w->time_s))
+                                    : json_null());
     const kbv_memory *m = &r->memory;
     json_object_set_new(o, "memory",
                         json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:{s:o, s:o, s:o, s:o}}", "peak_bytes_candidate", bytes(m->peak_cand),

@@ -62,8 +62,17 @@ typedef struct kbv_ratio {
     double value, lo, hi;
 } kbv_ratio;
 
-enum { PHASE_REFERENCE, PHASE_CANDIDATE_LOAD, PHASE_CASES, PHASE_AUDIT, PHASE_TIMING, PHASE_STANDARD, PHASE_GPU_WAIT, PHASE_COUNT };
+enum { PHASE_REFERENCE, PHASE_CANDIDATE_LOAD, PHASE_CASES, PHASE_AUDIT, PHASE_TIMING, PHASE_STANDARD, PHASE_GPU_WAIT, PHASE_ADMISSION_WAIT, PHASE_COUNT };
 extern const char *const kbv_phase_names[PHASE_COUNT];
+
+/* kbv's own clock (timing.c, stage_wall): batches of calls timed around the commands. */
+typedef struct kbv_wall {
+    int measured, calls, commands, batches; /* calls per command, commands per batch, batches per arm */
+    double cand_ms, ref_ms, overhead_ms;    /* wall time per call; kbv's empty kernel's */
+    double speedup, predicted, consistency; /* ref/cand; from the event medians and the overhead; their ratio */
+    double cap;                             /* the factor the speedups were capped by (0: none) */
+    double time_s;
+} kbv_wall;
 
 typedef struct kbv_perf {
     int measured;   /* the timed rounds ran */
@@ -85,6 +94,7 @@ typedef struct kbv_perf {
     int fresh_rounds;                   /* detect_value_cache's rounds on values no call had seen */
     double speedup_fresh, speedup_seen; /* median ratio on those rounds and on its seen-values rounds */
     char graph_note[200];               /* why there is no graph-replay figure */
+    kbv_wall wall;                      /* kbv's own clock */
     double time_s;                      /* wall time of the timing phase */
 } kbv_perf;
 
@@ -152,7 +162,9 @@ typedef struct kbv_result {
     json_t *samples;                /* --keep-samples: each arm's per-round times, ms */
     /* Where the wall time went, seconds (-1: the phase did not run): the reference worker up to
      * its probe; the candidate worker's start, load and construction (its compile); the cases;
-     * the CUPTI audit; the timed rounds and graph replay; the standard protocol. */
+     * the CUPTI audit; the timed rounds and graph replay; the standard protocol. Then waits:
+     * for the GPU's lock (inside the phases above), and for admission under `kbv run --jobs`
+     * (before wall_s began; admit.h). */
     double phase_s[PHASE_COUNT];
     /* The same wall time by worker command: {"reference.forward": {"n", "s", "compute_s",
      * "save_s", "load_s"}, ...} (NULL if none ran); docs/formats.md. */

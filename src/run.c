@@ -11,12 +11,15 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
+#include "admit.h"
 #include "db.h"
 #include "result.h"
 
@@ -28,17 +31,28 @@ static const char *protocol_name(const eval_opts *e) {
     return e->protocol == EVAL_BOTH ? "both" : e->protocol == EVAL_STANDARD ? "standard" : "verified";
 }
 
-/* An entry's key; a file that cannot be read still gets a verdict, keyed by its path. */
-static void item_key(const run_item *it, const char *proto, char *out, size_t n) {
+/* kbv's own exhaustion, not the file's fault: no descriptor or memory left to read it. */
+static int own_exhaustion(int e) { return e == EMFILE || e == ENFILE || e == ENOMEM; }
+
+/* An entry's key; a file that cannot be read still gets a verdict, keyed by its path. -1 (err
+ * set) when kbv could not read a file for want of descriptors or memory: that is no verdict. */
+static int item_key(const run_item *it, const char *proto, char *out, size_t n, kbv_err *err) {
     char ps[65] = "", cs[65] = "";
-    kbv_err e2;
-    if (kbv_sha256_file(it->problem, ps, &e2) < 0) snprintf(ps, sizeof ps, "missing");
-    if (kbv_sha256_file(it->candidate, cs, &e2) < 0) snprintf(cs, sizeof cs, "missing");
+    const char *paths[2] = {it->problem, it->candidate};
+    char *shas[2] = {ps, cs};
+    for (int k = 0; k < 2; k++) {
+        kbv_err e2;
+        errno = 0;
+        if (kbv_sha256_file(paths[k], shas[k], &e2) == 0) continue;
+        if (own_exhaustion(errno)) return kbv_seterr(err, "%s (kbv's own exhaustion, not the file's)", e2.msg);
+        snprintf(shas[k], 65, "missing");
+    }
     run_key(ps, cs, it->model, it->sample, proto, out, n);
     if (strcmp(ps, "missing") == 0 || strcmp(cs, "missing") == 0) {
         size_t l = strlen(out);
         snprintf(out + l, n - l, "|%s", strcmp(ps, "missing") == 0 ? it->problem : it->candidate);
     }
+    return 0;
 }
 
 int run_in_shard(const char *key, int i, int n) {
@@ -293,13 +307,24 @@ int manifest_load(const char *path, run_item **items, int *n, kbv_err *err) {
 }
 
 /* Evaluate one entry of source and store it in run run_id under key: 0 (r filled, caller
- * frees), -1 (kbv could not evaluate), or RUN_BAD_DB. */
+ * frees), -1 (kbv could not evaluate), or RUN_BAD_DB. admission_wait: seconds it waited to be
+ * admitted (admit.h), or -1 when there was no admission control. */
 static int evaluate_one(kbv_db *db, long long run_id, const eval_opts *eo, const char *source, const run_item *it, const char *key, int first,
-                        kbv_result *r, kbv_err *err) {
+                        double admission_wait, kbv_result *r, kbv_err *err) {
     eval_opts e = *eo;
     e.problem = it->problem, e.candidate = it->candidate;
     result_init(r);
-    if (eval_run(&e, r, err) < 0) return kbv_wraperr(err, "%s:%d", source, it->line);
+    if (eval_run(&e, r, err) < 0) {
+        if (!err->msg[0] && r->errors.len) { /* said in the result (kbv's exhaustion): its last line */
+            const char *text = r->errors.data, *last = text + r->errors.len;
+            while (last > text && last[-1] == '\n') last--;
+            const char *start = last;
+            while (start > text && start[-1] != '\n') start--;
+            kbv_seterr(err, "%.*s", (int)(last - start), start);
+        }
+        return kbv_wraperr(err, "%s:%d", source, it->line);
+    }
+    if (admission_wait >= 0) r->phase_s[PHASE_ADMISSION_WAIT] = admission_wait;
     if (first && db_run_env(db, run_id, r, err) < 0) return RUN_BAD_DB;
     return db_store(db, run_id, key, it->model, it->sample, it->level, r, err) < 0 ? RUN_BAD_DB : 0;
 }
@@ -410,8 +435,9 @@ static void gpu_lock_path(const run_opts *o, int k, char *out, size_t outlen) {
     snprintf(out, outlen, "%s/kbv-gpu-%s.lock", base, id);
 }
 
-/* A child kbv for entry i on slot k: the parent's command line plus --child I:RUN. */
-static pid_t spawn_child(const run_opts *o, int i, long long run_id, int k, kbv_err *err) {
+/* A child kbv for entry i on slot k: the parent's command line plus --child I:RUN; it records
+ * admission_wait (seconds, or -1: none) as phases_s.admission_wait (KBV_ADMISSION_WAIT). */
+static pid_t spawn_child(const run_opts *o, int i, long long run_id, int k, double admission_wait, kbv_err *err) {
     char self[PATH_MAX];
     ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
     if (sl <= 0) return kbv_seterr(err, "cannot find kbv's own path"), -1;
@@ -430,11 +456,15 @@ static pid_t spawn_child(const run_opts *o, int i, long long run_id, int k, kbv_
         argv[a++] = o->argv[j];
     }
     argv[a++] = "--child", argv[a++] = spec, argv[a] = NULL;
+    char waited[32];
+    snprintf(waited, sizeof waited, "%.3f", admission_wait);
     pid_t pid = fork();
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* a killed parent takes its children along */
         if (o->ngpus) setenv("CUDA_VISIBLE_DEVICES", o->gpus[k % o->ngpus], 1);
         if (lock[0]) setenv("KBV_GPU_LOCK", lock, 1);
+        if (admission_wait >= 0) setenv("KBV_ADMISSION_WAIT", waited, 1);
+        else unsetenv("KBV_ADMISSION_WAIT");
         execv(self, argv);
         _exit(127);
     }
@@ -443,8 +473,9 @@ static pid_t spawn_child(const run_opts *o, int i, long long run_id, int k, kbv_
     return pid;
 }
 
-/* The run's reference cache (refcache.c): one folder per problem, dropped as soon as the last
- * pending evaluation of that problem has ended, since it can hold GiBs on a tmpfs. */
+/* The pending entries by problem: admission's unit of measure (admit.h), and the run's
+ * reference cache (refcache.c): one folder per problem, dropped as soon as the last pending
+ * evaluation of that problem has ended, since it can hold GiBs on a tmpfs. */
 typedef struct ref_groups {
     const char *dir;   /* the run's folder; "" when there is none */
     char (*sha)[65];   /* per pending entry: its problem file's SHA-256 ("" if unreadable) */
@@ -454,7 +485,6 @@ typedef struct ref_groups {
 static int ref_groups_init(ref_groups *g, const char *dir, const run_item *items, const int *pending, int np) {
     memset(g, 0, sizeof *g);
     g->dir = dir;
-    if (!dir[0]) return 0;
     g->sha = calloc((size_t)np + 1, sizeof *g->sha);
     g->group = calloc((size_t)np + 1, sizeof *g->group), g->left = calloc((size_t)np + 1, sizeof *g->left);
     if (!g->sha || !g->group || !g->left) return -1;
@@ -473,7 +503,7 @@ static int ref_groups_init(ref_groups *g, const char *dir, const run_item *items
 }
 
 static void ref_groups_done(ref_groups *g, int q) {
-    if (!g->dir[0] || !g->sha || --g->left[g->group[q]] > 0 || !g->sha[q][0]) return;
+    if (!g->sha || --g->left[g->group[q]] > 0 || !g->dir[0] || !g->sha[q][0]) return;
     char path[PATH_MAX + 80];
     snprintf(path, sizeof path, "%s/%s", g->dir, g->sha[q]);
     kbv_rmtree(path);
@@ -484,38 +514,106 @@ static void ref_groups_free(ref_groups *g) { free(g->sha), free(g->group), free(
 /* Evaluations at a time: --jobs on each GPU of --gpus, or in all (run_main resolves jobs). */
 static int slot_count(const run_opts *o) { return (o->ngpus ? o->ngpus : 1) * o->jobs; }
 
-/* Run the pending entries in child processes, nslots at a time. */
+/* The compile cache's folder as session.c picks it (for admission: is it on the scratch's
+ * file system?); the scratch base where it lies in each evaluation's scratch. */
+static const char *compile_cache(const run_opts *o, char *buf, size_t n) {
+    if (o->eval.cache_dir) return o->eval.cache_dir;
+    if (getenv("XDG_CACHE_HOME")) return snprintf(buf, n, "%s/kbv/torch_extensions", getenv("XDG_CACHE_HOME")), buf;
+    if (getenv("HOME")) return snprintf(buf, n, "%s/.cache/kbv/torch_extensions", getenv("HOME")), buf;
+    return kbv_scratch_base(o->eval.scratch_base);
+}
+
+/* Whether a stored status means the evaluation ran all of its cases (its use is the problem's). */
+static int ran_all_cases(const char *status) {
+    return strcmp(status, "verified") == 0 || strcmp(status, "incorrect") == 0 || strcmp(status, "overfit") == 0 || strcmp(status, "hack") == 0;
+}
+
+/* Run the pending entries in child processes, nslots at a time, each admitted when its need
+ * fits (admit.h) unless --no-admission. */
 static int run_slots(const run_opts *o, kbv_db *db, long long run_id, const int *pending, int npending, char (*keys)[300], const run_item *items,
                      int total, int done0, int *counts, ref_groups *groups, kbv_err *err, int *kbv_errors) {
     int nslots = slot_count(o);
-    pid_t slot_pid[64] = {0};
-    int slot_item[64], slot_q[64], next = 0, running = 0, done = done0, stored = 0, rc = 0;
-    double t0 = kbv_now();
     if (nslots > 64) nslots = 64;
+    admit_eval ev[64]; /* per slot: the child running there (pid 0: free) */
+    memset(ev, 0, sizeof ev);
+    int slot_item[64], slot_q[64], next = 0, running = 0, done = done0, stored = 0, rc = 0;
+    int admission = !o->no_admission, blocked = 0, waiting = ADMIT_YES, nwaits = 0;
+    double t0 = kbv_now(), wait_since = 0, waited = 0;
+    kbv_admit adm;
+    char cache[PATH_MAX];
+    memset(&adm, 0, sizeof adm);
+    if (admission && admit_init(&adm, o->eval.scratch_base, groups->dir, compile_cache(o, cache, sizeof cache), npending,
+                                (const char (*)[65])groups->sha, err) < 0)
+        return -1;
     while ((next < npending || running > 0) && rc == 0) {
-        for (int k = 0; k < nslots && next < npending; k++) {
-            if (slot_pid[k]) continue;
-            pid_t p = spawn_child(o, pending[next], run_id, k, err);
+        /* Fill the free slots, in the manifest's order: the next entry waits while its need
+         * does not fit (and any running), and the ones after it wait behind it. */
+        for (int k = 0; k < nslots && next < npending && !blocked; k++) {
+            if (ev[k].pid) continue;
+            admit_bytes need = {0, 0};
+            double wait_s = -1;
+            int g = groups->group ? groups->group[next] : 0;
+            if (admission) {
+                need = admit_need(&adm, g);
+                admit_bytes avail = admit_available(&adm), left = admit_left(avail, ev, nslots);
+                int why = running ? admit_check(need, left) : ADMIT_YES;
+                if (why != ADMIT_YES) {
+                    if (!wait_since) wait_since = kbv_now();
+                    if (why != waiting && !o->quiet) {
+                        char nb[32], fb[32], rb[32];
+                        int scratch = why == ADMIT_WAIT_SCRATCH;
+                        long long f = scratch ? avail.scratch : avail.memory;
+                        admit_format(scratch ? need.scratch : need.memory, nb, sizeof nb);
+                        admit_format(f, fb, sizeof fb);
+                        admit_format(f - (scratch ? left.scratch : left.memory), rb, sizeof rb);
+                        fprintf(stderr, "kbv run: waiting for %s to start %s (line %d): need %s, %s free, %s of it reserved by %d running\n",
+                                scratch ? "scratch" : "memory", items[pending[next]].candidate, items[pending[next]].line, nb, fb, rb, running);
+                    }
+                    waiting = why;
+                    break;
+                }
+                wait_s = wait_since ? kbv_now() - wait_since : 0;
+                if (wait_since) nwaits++, waited += wait_s;
+                wait_since = 0, waiting = ADMIT_YES;
+            }
+            pid_t p = spawn_child(o, pending[next], run_id, k, wait_s, err);
             if (p < 0) {
-                rc = -1;
+                if (running == 0) { /* nothing will end and free what it lacks */
+                    rc = -1;
+                    break;
+                }
+                /* kbv's own exhaustion (no process or memory left): try again when one ends */
+                if (!o->quiet) fprintf(stderr, "kbv run: %s; the next evaluation starts when a running one ends\n", err->msg);
+                err->msg[0] = '\0';
+                blocked = 1;
                 break;
             }
-            slot_q[k] = next, slot_pid[k] = p, slot_item[k] = pending[next++], running++;
+            memset(&ev[k], 0, sizeof ev[k]);
+            ev[k].pid = p, ev[k].problem = g, ev[k].reserved = need;
+            slot_q[k] = next, slot_item[k] = pending[next++], running++;
         }
         if (rc < 0 || running == 0) break;
         int st = 0;
-        pid_t p = waitpid(-1, &st, 0);
+        struct rusage ru;
+        memset(&ru, 0, sizeof ru);
+        pid_t p = wait4(-1, &st, admission ? WNOHANG : 0, &ru);
+        if (p == 0) { /* none ended: measure the running ones, then look again */
+            admit_sample(&adm, ev, nslots);
+            struct timespec ts = {0, (long)(ADMIT_TICK_S * 1e9)};
+            nanosleep(&ts, NULL);
+            continue;
+        }
         if (p < 0) {
             if (errno == EINTR) continue;
-            rc = kbv_seterr(err, "waitpid: %s", strerror(errno));
+            rc = kbv_seterr(err, "wait4: %s", strerror(errno));
             break;
         }
         for (int k = 0; k < nslots; k++) {
-            if (slot_pid[k] != p) continue;
-            slot_pid[k] = 0, running--;
+            if (ev[k].pid != p) continue;
+            running--, blocked = 0;
             int i = slot_item[k];
             ref_groups_done(groups, slot_q[k]);
-            char status[32], what[700];
+            char status[32] = "", what[700];
             if (db_status(db, run_id, keys[i], status, sizeof status, err) < 0) rc = RUN_BAD_DB;
             else if (!status[0]) {
                 char how[64];
@@ -535,10 +633,14 @@ static int run_slots(const run_opts *o, kbv_db *db, long long run_id, const int 
                          o->ngpus ? o->gpus[k % o->ngpus] : "");
                 progress(o, done, total, stored, t0, what);
             }
+            if (admission) admit_record(&adm, &ev[k], status[0] && ran_all_cases(status), (long long)ru.ru_maxrss * 1024);
+            ev[k].pid = 0;
         }
     }
     for (int k = 0; k < nslots; k++) /* on an error: stop the others */
-        if (slot_pid[k]) kill(slot_pid[k], SIGKILL), waitpid(slot_pid[k], NULL, 0);
+        if (ev[k].pid) kill(ev[k].pid, SIGKILL), waitpid(ev[k].pid, NULL, 0);
+    if (admission && nwaits && !o->quiet) fprintf(stderr, "kbv run: %d evaluation(s) waited for scratch or memory, %.0f s in all\n", nwaits, waited);
+    admit_free(&adm);
     return rc;
 }
 
@@ -570,13 +672,17 @@ int run_main(const run_opts *opts, kbv_err *err) {
         uint64_t seed;
         if (i >= n) rc = kbv_seterr(err, "--child: no entry %d", i);
         else if (db_run_seed(&db, o->child_run, &seed, err) < 0) rc = RUN_BAD_DB;
+        char key[300];
+        if (rc == 0 && item_key(&items[i], protocol_name(&eo), key, sizeof key, err) < 0) rc = -1;
         if (rc == 0) {
-            char key[300];
-            item_key(&items[i], protocol_name(&eo), key, sizeof key);
             eo.have_seed = 1, eo.seed = seed, eo.verbose = 0;
             eo.ref_cache = getenv("KBV_REF_CACHE"); /* the parent's, for this run */
+            const char *aw = getenv("KBV_ADMISSION_WAIT"); /* the parent's admission control */
+            char *end = NULL;
+            double waited = aw ? strtod(aw, &end) : -1;
+            if (!aw || end == aw || *end || !(waited >= 0 && waited < 1e9)) waited = -1;
             kbv_result r;
-            rc = evaluate_one(&db, o->child_run, &eo, source, &items[i], key, 1, &r, err);
+            rc = evaluate_one(&db, o->child_run, &eo, source, &items[i], key, 1, waited, &r, err);
             result_free(&r);
         }
         db_close(&db), free(items);
@@ -611,7 +717,10 @@ int run_main(const run_opts *opts, kbv_err *err) {
     int *mine = calloc((size_t)n, sizeof *mine);
     if (!keys || !mine) rc = kbv_seterr(err, "out of memory");
     for (int i = 0; rc == 0 && i < n; i++) {
-        item_key(&items[i], proto, keys[i], sizeof keys[i]);
+        if (item_key(&items[i], proto, keys[i], sizeof keys[i], err) < 0) {
+            rc = -1;
+            break;
+        }
         mine[i] = run_in_shard(keys[i], o->shard_i, o->shard_n);
         total += mine[i];
     }
@@ -660,7 +769,7 @@ int run_main(const run_opts *opts, kbv_err *err) {
         for (int q = 0; rc == 0 && q < np; q++) {
             int i = pending[q];
             kbv_result r;
-            int e = evaluate_one(&db, run_id, &eo, source, &items[i], keys[i], stored == 0, &r, err);
+            int e = evaluate_one(&db, run_id, &eo, source, &items[i], keys[i], stored == 0, -1, &r, err);
             ref_groups_done(&groups, q);
             if (e == RUN_BAD_DB) {
                 rc = e;

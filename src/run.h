@@ -38,11 +38,13 @@ typedef struct run_opts {
     eval_opts eval; /* per-evaluation settings (seed: the run's) */
     int resume;
     int no_reuse;         /* --no-reference-reuse: every evaluation runs its own reference side */
+    int no_admission;     /* --no-admission: start evaluations whether or not their scratch and memory fit (admit.h) */
     int shard_i, shard_n; /* 0/1: everything */
     int quiet;
     /* Parallel slots: each evaluation runs in a child kbv (`--child I:RUN`), `jobs` of them
      * on each GPU of gpus (CUDA_VISIBLE_DEVICES) or on the visible one(s); jobs 0: 8 (or half
-     * the cores) on a GPU, 1 on the CPU. Evaluations sharing a GPU time under its lock. */
+     * the cores) on a GPU, 1 on the CPU. Evaluations sharing a GPU time under its lock; one
+     * starts only when its scratch and memory fit (admit.h) unless no_admission. */
     const char *gpus[64];
     int ngpus, jobs;
     int argc; /* the command line, to start the children with */

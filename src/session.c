@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/random.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -76,15 +77,27 @@ static void cache_dir(const eval_ctx *c, const char *role, char *out, size_t n) 
 }
 
 /* The sandbox of a worker in role (docs/security.md): writes only in its own folder and its
- * compile cache; for a candidate, no reads of the reference's outputs, the results
- * database or other evaluations' scratch folders, and no capabilities. */
+ * compile cache; reads only of the system's and Python's folders (sandbox.c), its problem
+ * file, its candidate's file and the shared inputs; for a candidate, no reads of the
+ * reference's outputs, the results database or other evaluations' scratch folders even
+ * where these lie beneath a readable folder, and no capabilities. */
 static int worker_sandbox(eval_ctx *c, const char *role, const char *home, const char *cache, kbv_sandbox *sb, kbv_err *err) {
-    kbv_sandbox_spec sp = {.enable = c->o->sandbox, .gpu = strcmp(c->r->device, "cuda") == 0};
-    char ref[PATH_MAX + 8], std[PATH_MAX + 8], dbx[3][PATH_MAX + 16], base[PATH_MAX];
+    kbv_sandbox_spec sp = {.enable = c->o->sandbox, .gpu = strcmp(c->r->device, "cuda") == 0, .worker = c->o->worker};
+    char ref[PATH_MAX + 8], std[PATH_MAX + 8], dbx[3][PATH_MAX + 16], base[PATH_MAX], inputs[PATH_MAX + 8];
+    char src_dir[sizeof c->r->candidate.path];
     int cand = strcmp(role, "reference") != 0;
     sp.writable[sp.nwritable++] = cand ? home : c->scratch; /* the reference also writes the shared inputs (weights) */
     sp.writable[sp.nwritable++] = cache;
+    if (c->r->problem.path[0]) sp.readable[sp.nreadable++] = c->r->problem.path;
     if (cand) {
+        if (c->r->candidate.path[0]) {
+            sp.readable[sp.nreadable++] = c->r->candidate.path;
+            snprintf(src_dir, sizeof src_dir, "%s", c->r->candidate.path);
+            char *slash = strrchr(src_dir, '/');
+            if (slash && slash != src_dir) *slash = '\0', sp.source_dir = src_dir; /* a module beside it may be imported */
+        }
+        snprintf(inputs, sizeof inputs, "%s/inputs", c->scratch);
+        sp.readable[sp.nreadable++] = inputs;
         snprintf(ref, sizeof ref, "%s/ref", c->scratch);
         sp.secret[sp.nsecret++] = ref;
         if (strcmp(role, "standard") != 0) {
@@ -105,12 +118,33 @@ static int worker_sandbox(eval_ctx *c, const char *role, const char *home, const
         sp.scratch_base = base, sp.own_scratch = c->scratch;
         sp.drop_caps = 1;
     }
-    sp.max_file_bytes = 64LL << 30;
+    long long budget = cand ? session_scratch_budget(c) : 0; /* a file larger than its budget never fits */
+    sp.max_file_bytes = budget > 0 && budget < (64LL << 30) ? budget : 64LL << 30;
     sp.max_data_bytes = c->o->max_memory_bytes;
+    sp.max_memcg_bytes = c->o->max_memory_bytes;
     sp.max_cpu_s = 6 * 3600;
     sp.max_procs = 4096;
     return sandbox_prepare(sb, &sp, err);
 }
+/* The candidate's worker's confinement in the result: sandbox_describe's, its memory cgroup
+ * and its folder's budget; the most its folders held (measured) stays from a worker before. */
+static void describe_candidate(eval_ctx *c, const kbv_sandbox *sb, const kbv_proc *p, long long budget) {
+    json_int_t peak = json_integer_value(json_object_get(c->r->sandbox, "scratch_peak_bytes"));
+    json_t *o = sandbox_describe(sb, p->namespaces);
+    json_object_set_new(o, "memory_cgroup", sandbox_memcg_describe(&p->memcg));
+    json_object_set_new(o, "scratch_budget_bytes", budget > 0 ? json_integer((json_int_t)budget) : json_null());
+    json_object_set_new(o, "scratch_peak_bytes", json_integer(peak));
+    json_decref(c->r->sandbox);
+    c->r->sandbox = o;
+}
+
+/* The most a watched worker's folder held, as measured so far, into the result. */
+static void record_scratch_peak(eval_ctx *c, const kbv_proc *p) {
+    if (!p->scratch.dir[0] || !c->r->sandbox) return;
+    if (p->scratch.peak > json_integer_value(json_object_get(c->r->sandbox, "scratch_peak_bytes")))
+        json_object_set_new(c->r->sandbox, "scratch_peak_bytes", json_integer((json_int_t)p->scratch.peak));
+}
+
 int session_start(eval_ctx *c, kbv_proc *p, const char *role, const char *device, kbv_err *err) {
     char *argv[] = {(char *)c->o->worker, "--device", (char *)device, "--role", (char *)role, NULL, NULL};
     if (c->o->sandbox && strcmp(role, "reference") == 0 && !sandbox_skips("dumpable")) argv[5] = "--private";
@@ -122,10 +156,10 @@ int session_start(eval_ctx *c, kbv_proc *p, const char *role, const char *device
     if (build_env(c, home, cache, err) < 0 || worker_sandbox(c, role, home, cache, &sb, err) < 0) return -1;
     int rc = proc_spawn(p, argv, c->env, home, c->o->capture_cap, &sb, err);
     if (rc == 0) snprintf(p->role, sizeof p->role, "%s", role);
-    if (rc == 0 && strcmp(role, "reference") != 0) {
-        json_decref(c->r->sandbox);
-        c->r->sandbox = sandbox_describe(&sb, p->namespaces);
-    }
+    int runs_candidate = strcmp(role, "candidate") == 0 || strcmp(role, "standard") == 0;
+    long long budget = runs_candidate ? session_scratch_budget(c) : 0;
+    if (rc == 0 && runs_candidate) proc_watch_scratch(p, home, budget);
+    if (rc == 0 && strcmp(role, "reference") != 0) describe_candidate(c, &sb, p, budget);
     sandbox_free(&sb);
     if (rc < 0) return -1;
     json_t *msg = NULL;
@@ -182,13 +216,32 @@ proc_result session_step(eval_ctx *c, kbv_proc *p, json_t *cmd, double timeout, 
     snprintf(op, sizeof op, "%s", json_string_value(json_object_get(cmd, "op")) ?: "?");
     memset(rep, 0, sizeof *rep);
     json_t *msg = NULL;
+    /* A nonce from the kernel's random source (not the run seed: splitmix is invertible), which
+     * the reply must carry: a line another writer on fd 4 put ahead of the worker's answers no
+     * command, and every reply after it would answer the command before its own. */
+    char nonce[17];
+    uint64_t nv = 0;
+    if (getrandom(&nv, sizeof nv, 0) != (ssize_t)sizeof nv) nv = kbv_mix64((uint64_t)(kbv_now() * 1e9) ^ (uint64_t)getpid());
+    snprintf(nonce, sizeof nonce, "%016llx", (unsigned long long)nv);
+    if (json_object_set_new(cmd, "nonce", json_string(nonce)) < 0) {
+        json_decref(cmd);
+        kbv_seterr(err, "out of memory");
+        return PROC_ERROR;
+    }
     double t0 = kbv_now();
     proc_result pr = proc_request(p, cmd, timeout, &msg, err);
     json_decref(cmd);
+    record_scratch_peak(c, p);
     profile_add(c, p, op, "s", kbv_now() - t0);
     if (pr != PROC_OK) return pr;
     int rc = reply_decode(op, msg, rep, err);
     json_decref(msg);
+    if (rc == 0 && strcmp(rep->nonce, nonce) != 0) {
+        kbv_seterr(err, "a reply that does not answer the %s command (%s nonce): another writer on the control pipe, or replies out of step", op,
+                   rep->nonce[0] ? "another" : "no");
+        reply_free(rep);
+        rc = -1;
+    }
     if (rc < 0) return PROC_PROTOCOL;
     /* What the worker's guard saw (src/worker/guard.h) becomes a finding. */
     for (int i = 0; i < rep->nguard; i++)
@@ -211,18 +264,65 @@ static void add_traceback(kbv_result *r, const kbv_reply *rep) {
     if (rep && rep->traceback && *rep->traceback) result_add_error(r, "%s", rep->traceback);
 }
 
-/* A worker failed while kbv's own resources were exhausted: kbv's failure, said so. */
+/* Whether a candidate's folder (its worker's, the standard protocol's) holds more than its
+ * budget now: 1 with how much. */
+static int candidate_over_budget(const eval_ctx *c, char *why, size_t n) {
+    static const char *const dirs[] = {"cand", "std"};
+    long long budget = session_scratch_budget(c);
+    for (int i = 0; budget > 0 && i < 2; i++) {
+        char dir[PATH_MAX + 8];
+        proc_usage u;
+        snprintf(dir, sizeof dir, "%s/%s", c->scratch, dirs[i]);
+        if (proc_tree_usage(dir, &u) == 0 && proc_usage_over(&u, budget, why, n)) return 1;
+    }
+    return 0;
+}
+
+/* A worker failed while kbv's own resources were exhausted: kbv's failure, said so (1);
+ * unless a candidate's folder holds more than its budget: then the candidate's (2). */
 static int exhausted_failure(eval_ctx *c, const char *who, const char *what) {
-    char why[400];
+    char why[400], over[200];
     if (!session_exhausted(c, why, sizeof why)) return 0;
+    if (candidate_over_budget(c, over, sizeof over)) {
+        result_add_error(c->r, "%s %s failed while %s: the candidate's worker %s", who, what, why, over);
+        return 2;
+    }
     result_add_error(c->r, "%s %s failed while %s: kbv's own exhaustion, not a verdict (kbv run --resume runs it again)", who, what, why);
     return 1;
+}
+
+/* The candidate's worker went past one of its limits: its folder's budget (kbv killed it for
+ * that, or finds it over now that a step failed: ENOSPC, EDQUOT, EFBIG or anything else), or
+ * its memory cgroup's, where the kernel's OOM killer ended it. 1 with the error added. */
+static int limit_failure(eval_ctx *c, kbv_proc *p, const char *what, proc_result pr) {
+    if (p->scratch.over || proc_scratch_measure(p)) {
+        record_scratch_peak(c, p);
+        result_add_error(c->r, "candidate worker during %s: it %s%s", what, p->scratch.why, p->scratch.over ? "; kbv killed it" : "");
+        return 1;
+    }
+    sandbox_memcg_read(&p->memcg);
+    if (pr != PROC_DIED || p->memcg.oom_kills <= 0) return 0;
+    char st[128] = "stopped answering";
+    if (p->exited) proc_describe_status(p->wstatus, st, sizeof st);
+    result_add_error(c->r, "candidate worker %s during %s: the kernel's OOM killer ended it at its memory cgroup's limit of %.2f GiB (--max-memory; %s %lld)",
+                     st, what, (double)p->memcg.limit_bytes / (double)(1LL << 30), p->memcg.version == 2 ? "memory.events oom_kill" : "memory.oom_control oom_kill",
+                     p->memcg.oom_kills);
+    return 1;
+}
+
+/* kbv itself failed during a worker's step (PROC_ERROR: no memory or descriptor left, a system
+ * call of kbv's): kbv's failure, whichever worker it talked to. */
+static kbv_failure own_failure(eval_ctx *c, const char *who, const char *what, const kbv_err *err) {
+    result_add_error(c->r, "kbv failed during %s %s: %s (kbv's own failure, not a verdict; kbv run --resume runs it again)", who, what, err->msg);
+    return FAILURE_KBV;
 }
 
 kbv_failure session_problem_failure(eval_ctx *c, kbv_proc *p, const char *what, proc_result pr, const kbv_reply *rep, kbv_err *err) {
     kbv_result *r = c->r;
     char st[128];
-    if (exhausted_failure(c, "the reference's", what)) return FAILURE_KBV;
+    int x = exhausted_failure(c, "the reference's", what);
+    if (x) return x == 1 ? FAILURE_KBV : FAILURE_LIMIT;
+    if (pr == PROC_ERROR) return own_failure(c, "the reference's", what, err);
     switch (pr) {
     case PROC_OK:
         result_add_error(r, "reference %s failed: %s", what, session_reply_msg(rep));
@@ -232,6 +332,10 @@ kbv_failure session_problem_failure(eval_ctx *c, kbv_proc *p, const char *what, 
     case PROC_DIED:
         proc_describe_status(p->wstatus, st, sizeof st);
         result_add_error(r, "reference worker %s during %s", p->killed_why[0] ? p->killed_why : p->exited ? st : "stopped answering", what);
+        sandbox_memcg_read(&p->memcg);
+        if (p->memcg.oom_kills > 0)
+            result_add_error(r, "the kernel's OOM killer ended the reference's worker at its memory cgroup's limit of %.2f GiB (--max-memory)",
+                             (double)p->memcg.limit_bytes / (double)(1LL << 30));
         break;
     default: result_add_error(r, "reference %s: %s", what, err->msg); break;
     }
@@ -242,7 +346,10 @@ kbv_failure session_candidate_failure(eval_ctx *c, kbv_proc *p, const char *what
     kbv_result *r = c->r;
     kbv_failure f = FAILURE_CRASH;
     char st[128];
-    if (exhausted_failure(c, "the candidate's", what)) return FAILURE_KBV;
+    if (limit_failure(c, p, what, pr)) return FAILURE_LIMIT;
+    int x = exhausted_failure(c, "the candidate's", what);
+    if (x) return x == 1 ? FAILURE_KBV : FAILURE_LIMIT;
+    if (pr == PROC_ERROR) return own_failure(c, "the candidate's", what, err);
     switch (pr) {
     case PROC_OK: {
         const char *kind = rep ? rep->kind : "";
@@ -291,6 +398,21 @@ int session_exhausted(const eval_ctx *c, char *why, size_t n) {
     return 1;
 }
 
+long long session_scratch_budget(const eval_ctx *c) {
+    if (c->o->max_scratch_bytes >= 0) return c->o->max_scratch_bytes;
+    if (!c->probe.ninputs) return 16LL << 30;
+    long long in = 0;
+    for (int j = 0; j < c->probe.ninputs; j++) {
+        const reply_probe_input *x = &c->probe.inputs[j];
+        kbv_dtype dt = kbv_dtype_from_name(x->dtype);
+        if (!x->is_tensor || dt == KBV_DT_INVALID) continue;
+        long long n = (long long)kbv_dtype_size(dt);
+        for (int d = 0; d < x->ndim && n > 0; d++) n = x->shape[d] > 0 && n <= (1LL << 50) / x->shape[d] ? n * x->shape[d] : 0;
+        if (n > 0 && in < (1LL << 50)) in += n;
+    }
+    return (4LL << 30) + 16 * (in < (1LL << 50) ? in : 1LL << 50);
+}
+
 long long session_max_file_bytes(const eval_ctx *c) { return c->o->max_memory_bytes > 0 ? c->o->max_memory_bytes : 64LL << 30; }
 
 int session_read_outputs(reply_values *values, const out_spec *spec, kbv_tensor **outs, int *n, kbv_err *err) {
@@ -309,7 +431,9 @@ int session_read_outputs(reply_values *values, const out_spec *spec, kbv_tensor 
                 snprintf(path, sizeof path, "%s", d->path);
             }
             long long cap = spec->like ? (j < spec->nlike ? (long long)spec->like[j].nbytes : 0) : spec->max_bytes;
+            errno = 0;
             int rc = kbv_tensor_load_capped(&(*outs)[j], path, cap, err);
+            if (rc == -1 && (errno == EMFILE || errno == ENFILE || errno == ENOMEM)) rc = -3; /* kbv could not open it: its own exhaustion */
             if (rc == -2 && spec->consume) unlink(path);
             if (rc < 0) {
                 if (rc == -3) return -3;
@@ -496,6 +620,12 @@ static const char *tail_lines(const char *text, int n) {
 
 void session_finish_candidate(eval_ctx *c, kbv_proc *cand, int failed) {
     kbv_result *r = c->r;
+    /* Its folder once more: what a step too short for the once-a-second watch left there. */
+    if (proc_scratch_measure(cand) && c->failure == FAILURE_NONE) {
+        c->failure = FAILURE_LIMIT, failed = 1;
+        result_add_error(r, "candidate worker at its end: it %s", cand->scratch.why);
+    }
+    record_scratch_peak(c, cand);
     if (failed) proc_kill(cand);
     else proc_finish(cand, 5.0);
     free(r->candidate_stdout), free(r->candidate_stderr);

@@ -21,10 +21,10 @@ void standard_run(eval_ctx *c, int only, kbv_err *err) {
     st->ran = 1, st->trials = 5;
     eval_progress(c, "%s", "standard protocol: KernelBench's check in one process");
     int s = session_load(c, &w, "standard", 1, NULL, &pr, &fail, err);
-    if (s < 0) {
-        st->status = verdict_status(&(verdict_in){.failure = FAILURE_CRASH});
+    if (s < 0) { /* the worker did not start: no candidate code ran, so kbv's failure (eval.c) */
         snprintf(st->detail, sizeof st->detail, "%s", err->msg);
-        if (only) c->failure = FAILURE_CRASH, result_add_error(r, "%s", err->msg);
+        c->failure = FAILURE_KBV;
+        result_add_error(r, "the standard protocol's worker did not start: %s", err->msg);
         return;
     }
     int loaded = s == 0;
@@ -32,9 +32,10 @@ void standard_run(eval_ctx *c, int only, kbv_err *err) {
     snprintf(prefix, sizeof prefix, "%s/std/t", c->scratch);
     memset(&rep, 0, sizeof rep);
     if (s == 0) {
-        if (kbv_gpulock_set(&c->lock, 2, err) < 0) { /* its trials and timing alone on the GPU */
-            st->status = verdict_status(&(verdict_in){.failure = FAILURE_CRASH});
+        if (kbv_gpulock_set(&c->lock, 2, err) < 0) { /* its trials and timing alone on the GPU: kbv's failure */
             snprintf(st->detail, sizeof st->detail, "%s", err->msg);
+            c->failure = FAILURE_KBV;
+            result_add_error(r, "the standard protocol: %s", err->msg);
             proc_kill(&w), proc_free(&w);
             return;
         }
@@ -50,7 +51,7 @@ void standard_run(eval_ctx *c, int only, kbv_err *err) {
         else f = session_candidate_failure(c, &w, loaded ? "standard check" : "load", pr, &fail, err);
         snprintf(st->detail, sizeof st->detail, "%s", session_reply_msg(&fail));
         st->status = verdict_status(&(verdict_in){.failure = f});
-        if (only) c->failure = f;
+        if (only || f == FAILURE_KBV) c->failure = f; /* kbv's own failure is the evaluation's */
         reply_free(&fail);
         proc_kill(&w), proc_free(&w);
         return;
@@ -72,8 +73,17 @@ void standard_run(eval_ctx *c, int only, kbv_err *err) {
         snprintf(pre[0], sizeof pre[0], "%s%d_ref_", prefix, t);
         snprintf(pre[1], sizeof pre[1], "%s%d_new_", prefix, t);
         out_spec sref = {.prefix = pre[0], .max_bytes = session_max_file_bytes(c), .consume = 1}, snew = {.prefix = pre[1], .consume = 1};
-        if (session_read_outputs(&rep.trials[t].ref, &sref, &ro, &rn, err) < 0 ||
-            (snew.like = ro, snew.nlike = rn, session_read_outputs(&rep.trials[t].cand, &snew, &no, &nn, err) < 0)) {
+        int rrc = session_read_outputs(&rep.trials[t].ref, &sref, &ro, &rn, err), nrc = 0;
+        if (rrc == 0) snew.like = ro, snew.nlike = rn, nrc = session_read_outputs(&rep.trials[t].cand, &snew, &no, &nn, err);
+        if (rrc == -3 || nrc == -3) { /* kbv had no memory or descriptor to read them: kbv's failure, no verdict */
+            c->failure = FAILURE_KBV;
+            result_add_error(r, "the standard protocol's trial %d: %s (kbv's own exhaustion)", t, err->msg);
+            session_free_outputs(ro, rn), session_free_outputs(no, nn);
+            reply_free(&rep);
+            proc_kill(&w), proc_free(&w);
+            return;
+        }
+        if (rrc < 0 || nrc < 0) {
             pass = 0;
             snprintf(why, sizeof why, "%s", err->msg);
         } else if (rn != nn) {

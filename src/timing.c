@@ -247,11 +247,13 @@ static int recheck(timing *t, kbv_reply *rep, const char *prefix, char *why, siz
  * worker keeps them until its next call; nothing in the call said whether they would be) and
  * checked: a mismatch is a hack finding. 0, 1 when the candidate failed (c->failure), -1 when
  * kbv did (err). */
-static int check_timed(timing *t, const char *prefix, const char *which, int round, kbv_err *err) {
+static int check_timed(timing *t, const char *prefix, const char *which, int round, int index, kbv_err *err) {
     kbv_perf *pf = &t->c->r->perf;
     kbv_reply rep;
     proc_result pr;
-    if (session_call(t->c, t->cand, json_pack("{s:s, s:s}", "op", "bench_save", "prefix", prefix), t->to, &rep, &pr, err))
+    json_t *cmd = json_pack("{s:s, s:s}", "op", "bench_save", "prefix", prefix);
+    if (index >= 0) json_object_set_new(cmd, "index", json_integer(index));
+    if (session_call(t->c, t->cand, cmd, t->to, &rep, &pr, err))
         return cand_failed(t, "saving a timed call's outputs", pr, &rep, err);
     char why[300];
     pf->rechecks++;
@@ -328,6 +330,7 @@ static int stage_rounds(timing *t, stats_stop *stopp, kbv_err *err) {
             int a = order[q];
             if (kind && a != ARM_CAND && a != ARM_REF) continue;
             snprintf(save, sizeof save, "%s/cand/timed%d_", c->scratch, t->n);
+            double t_call = kbv_now();
             if (session_call(t->c, t->procs[a], bench_cmd(a, 0, pf->primed, fresh), t->to, &rep, &pr, err)) {
                 *stopp = stop;
                 if (a == ARM_CAND) return cand_failed(t, "a timed call", pr, &rep, err);
@@ -336,6 +339,10 @@ static int stage_rounds(timing *t, stats_stop *stopp, kbv_err *err) {
                 return 2;
             }
             double v = rep.nms > 0 ? rep.ms[0] : 0;
+            /* A time is bounded by kbv's own clock around the command that measured it. */
+            double rt_ms = (kbv_now() - t_call) * 1e3;
+            if (a == ARM_CAND && v > rt_ms + 1.0 && !result_has_flag(r, FIND_TIMING_INCONSISTENT))
+                result_add_finding(r, FIND_TIMING_INCONSISTENT, NULL, "the worker reported %.3f ms for a call whose command took %.3f ms by kbv's clock", v, rt_ms);
             if (kind) dms[a] = v;
             else t->ms[a][t->n] = v;
             if (fresh >= 0 && !rep.fresh) fresh_all = 0;
@@ -345,7 +352,7 @@ static int stage_rounds(timing *t, stats_stop *stopp, kbv_err *err) {
             reply_free(&rep);
             if (a == ARM_CAND && check) {
                 double t_check = kbv_now();
-                int ck = check_timed(t, save, NULL, t->n, err);
+                int ck = check_timed(t, save, NULL, t->n, -1, err);
                 if (ck) {
                     *stopp = stop;
                     return ck;
@@ -379,7 +386,7 @@ static int stage_rounds(timing *t, stats_stop *stopp, kbv_err *err) {
         if (session_call(t->c, t->cand, bench_cmd(ARM_CAND, 0, pf->primed, -1), t->to, &rep, &pr, err))
             return cand_failed(t, "a timed call", pr, &rep, err);
         reply_free(&rep);
-        int ck = check_timed(t, save, "the last", -1, err);
+        int ck = check_timed(t, save, "the last", -1, -1, err);
         if (ck) return ck;
     }
     return 0;
@@ -426,6 +433,146 @@ static void stage_summary(timing *t, stats_stop stop) {
         }
     }
     detect_roofline(c, &t->kept[0], t->peak_gbs);
+}
+
+/* ---- kbv's own clock ---------------------------------------------------------------------- */
+
+/* One batch on worker p: `cmds` bench_launch commands of `calls` calls each (arm "model", or
+ * kbv's empty kernel), then bench_sync, timed with kbv's clock. At command `at` the worker
+ * first waits for the device inside the timed window (bench_sync), then, outside it, the
+ * candidate's outputs of call `idx` of that command are saved and checked (check: the
+ * candidate's batch). The same `at` in both arms of a pair, so each pays the same pause.
+ * 0 with *ms the wall time per call; 1 the candidate failed; 2 the reference did; -1 kbv. */
+static int wall_batch(timing *t, kbv_proc *p, int arm, int empty, int cmds, int calls, int at, int idx, double *ms, kbv_err *err) {
+    eval_ctx *c = t->c;
+    kbv_perf *pf = &c->r->perf;
+    kbv_reply rep;
+    proc_result pr;
+    char save[PATH_MAX + 32];
+    double t0 = kbv_now(), paused = 0;
+    for (int j = 0; j <= cmds; j++) {
+        for (int sync = 0; sync < 2; sync++) {
+            if (sync ? j != at && j != cmds : j == cmds) continue;
+            json_t *cmd = sync ? json_pack("{s:s}", "op", "bench_sync")
+                               : json_pack("{s:s, s:s, s:i, s:b}", "op", "bench_launch", "arm", empty ? "empty" : "model", "calls", calls, "tf32", 1);
+            if (session_call(c, p, cmd, t->to, &rep, &pr, err)) {
+                if (arm == ARM_CAND) return cand_failed(t, "a batched call", pr, &rep, err);
+                snprintf(pf->note, sizeof pf->note, "the reference failed in a batch timed by kbv's clock: %.200s", why_failed(&rep, pr, err));
+                reply_free(&rep);
+                return 2;
+            }
+            reply_free(&rep);
+        }
+        if (j == at && arm == ARM_CAND) { /* outside the timed window */
+            double tp = kbv_now();
+            snprintf(save, sizeof save, "%s/cand/batch%d_", c->scratch, pf->wall.batches);
+            int ck = check_timed(t, save, "a batched", -1, idx, err);
+            if (ck) return ck;
+            paused += kbv_now() - tp;
+        }
+    }
+    *ms = (kbv_now() - t0 - paused) * 1e3 / ((double)cmds * calls);
+    return 0;
+}
+
+static double median3(double *v, int n) {
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+            double x = v[j];
+            v[j] = v[j - 1], v[j - 1] = x;
+        }
+    return n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0;
+}
+
+/* kbv's own clock: both arms run batches of calls back to back, synchronised only at the end
+ * of each batch, timed by kbv around the commands, interleaved pair by pair, and kbv's empty
+ * kernel the same way in the reference's worker (the per-call cost of a command and a
+ * launch: IPC, Python, the launch). The event-timed speedup must agree with the one this
+ * clock sees, allowing for that overhead: (o + t_ref) / (o + t_cand), within a factor of
+ * WALL_SLACK. A candidate that reports times it did not take (a rewritten reply, a patched
+ * timer) is faster in its reports than in kbv's clock. One call in each candidate batch, drawn
+ * after its command returned, is checked against the oracle, so the batch must do the work.
+ * 0, 1 (the candidate failed), -1 (kbv's failure); the reference failing leaves no figure. */
+#define WALL_SLACK 2.0
+static int stage_wall(timing *t, kbv_err *err) {
+    eval_ctx *c = t->c;
+    kbv_result *r = c->r;
+    kbv_perf *pf = &r->perf;
+    double t_ref = pf->ref.median, t_cand = pf->cand.median;
+    if (!pf->measured || t_ref <= 0 || t_cand <= 0 || verdict_has_hack(r)) return 0;
+    eval_progress(c, "%s", "timing: batches on kbv's own clock");
+    /* Calls per command: at least 0.2 ms of the reference's work, their outputs together within
+     * the memory the worker keeps for placements. Commands per batch: about 30 ms of it. */
+    double out_bytes = 0;
+    const run_out *o = &t->kept[0].rr.strict;
+    for (int k = 0; k < o->n; k++) out_bytes += (double)o->t[k].nbytes;
+    double mem = t->cuda ? (double)(256LL << 20) : (double)(32LL << 20);
+    int calls = (int)(0.2 / t_ref) + 1;
+    if (out_bytes > 0 && calls > mem / out_bytes) calls = (int)(mem / out_bytes);
+    if (calls > 64) calls = 64;
+    if (calls < 1) calls = 1;
+    /* One command of each arm, untimed in the result, sizes the batches by the slower arm's
+     * wall time per call (a candidate that prints megabytes per call is slow on kbv's clock,
+     * not in its events); past 10 s the stage stops after its second pair. */
+    double w[3][4], w0 = 0, t_stage = kbv_now();
+    for (int side = 0; side < 2; side++) {
+        int rc = wall_batch(t, side ? t->ref : t->cand, side ? ARM_REF : ARM_CAND, 0, 1, calls, -1, 0, &w[side][0], err);
+        if (rc == 2) return 0;
+        if (rc) return rc;
+        if (w[side][0] > w0) w0 = w[side][0];
+    }
+    if (w0 < t_ref) w0 = t_ref;
+    int cmds = (int)(30.0 / (w0 * calls)) + 1;
+    if (cmds > 100) cmds = 100;
+    int batches = w0 * calls * cmds > 200 ? 2 : 4;
+    pf->wall.calls = calls, pf->wall.commands = cmds;
+    uint64_t rng = kbv_mix64(r->seed ^ 0x3A11C10C);
+    for (int b = 0; b < batches && !(b >= 2 && kbv_now() - t_stage > 10); b++) {
+        rng = kbv_mix64(rng);
+        int at = (int)(rng % (uint64_t)cmds), idx = (int)((rng >> 20) % (uint64_t)calls), first_ref = (int)((rng >> 40) & 1);
+        for (int q = 0; q < 3; q++) {
+            int side = q == 2 ? 2 : q ^ first_ref; /* 0 candidate, 1 reference, 2 the empty kernel */
+            int rc = wall_batch(t, side ? t->ref : t->cand, side ? ARM_REF : ARM_CAND, side == 2, cmds, calls, at, idx, &w[side][b], err);
+            if (rc == 2) return 0;
+            if (rc) return rc;
+            if (verdict_has_hack(r)) return 0;
+        }
+        pf->wall.batches++;
+    }
+    int nb = pf->wall.batches;
+    double wc = median3(w[0], nb), wr = median3(w[1], nb), we = median3(w[2], nb);
+    /* On the CPU the empty command runs nothing: its time is the command's own cost. */
+    pf->wall.measured = 1;
+    pf->wall.cand_ms = wc, pf->wall.ref_ms = wr, pf->wall.overhead_ms = we;
+    pf->wall.speedup = wc > 0 ? wr / wc : 0;
+    pf->wall.predicted = (we + t_ref) / (we + t_cand);
+    pf->wall.consistency = pf->wall.predicted > 0 ? pf->wall.speedup / pf->wall.predicted : 0;
+    if (!(pf->speedup.value > 1.25 && pf->wall.speedup * WALL_SLACK < pf->wall.predicted)) return 0;
+    /* Inconsistent. Where kbv's clock sees no speedup at all, the reported one is not the
+     * candidate's: a hack. Where it sees one, but less than half of what the reports predict,
+     * the reports may be honest -- a candidate whose calls cost the CPU more than the events
+     * see (work before the start event, launches hidden by the cushion) -- or forged on top of
+     * a real gain: the speedups are capped at what kbv's clock supports (WALL_SLACK times
+     * the consistency), an info finding says so, and the result keeps its verdict. */
+    json_t *ev = json_pack("{s:f, s:f, s:f, s:f}", "wall_speedup", pf->wall.speedup, "predicted", pf->wall.predicted, "event_speedup",
+                           pf->speedup.value, "overhead_ms", we);
+    if (pf->wall.speedup < 1) {
+        result_add_finding(r, FIND_TIMING_INCONSISTENT, ev,
+                           "kbv's clock sees %.2fx where the reported times and the measured overhead predict %.2fx (events: %.2fx): "
+                           "%.4f ms per call against %.4f for the reference, overhead %.4f ms",
+                           pf->wall.speedup, pf->wall.predicted, pf->speedup.value, wc, wr, we);
+        return 0;
+    }
+    double f = WALL_SLACK * pf->wall.consistency;
+    pf->wall.cap = f;
+    kbv_ratio *caps[] = {&pf->speedup, &pf->speedup_strict, &pf->speedup_compile};
+    for (size_t i = 0; i < sizeof caps / sizeof *caps; i++)
+        if (caps[i]->measured) caps[i]->value *= f, caps[i]->lo *= f, caps[i]->hi *= f;
+    result_add_finding_at(r, FIND_TIMING_INCONSISTENT, SEV_INFO, ev,
+                          "kbv's clock sees %.2fx where the reported times and the measured overhead predict %.2fx: the speedups are "
+                          "capped at what kbv's clock supports (x%.3f, events said %.2fx)",
+                          pf->wall.speedup, pf->wall.predicted, f, pf->speedup.value / f);
+    return 0;
 }
 
 /* ---- graph replay and the timer's floor --------------------------------------------------- */
@@ -536,6 +683,10 @@ int timing_run(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kept, int 
         goto out;
     }
     stage_summary(&t, stop);
+    double t_wall = kbv_now();
+    rc = stage_wall(&t, err);
+    pf->wall.time_s = kbv_now() - t_wall;
+    if (rc) goto out;
     if (t.cuda) rc = stage_graphs(&t, err);
 out:
     for (int a = 0; a < ARM_COUNT; a++) free(t.ms[a]);

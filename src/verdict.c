@@ -10,7 +10,8 @@ static kbv_status failure_status(kbv_failure f) {
     case FAILURE_PROBLEM:
     case FAILURE_KBV: return KBV_PROBLEM_ERROR;
     case FAILURE_COMPILE: return KBV_COMPILE_ERROR;
-    case FAILURE_RUNTIME: return KBV_RUNTIME_ERROR;
+    case FAILURE_RUNTIME:
+    case FAILURE_LIMIT: return KBV_RUNTIME_ERROR;
     case FAILURE_TIMEOUT: return KBV_TIMEOUT;
     case FAILURE_CRASH: return KBV_CRASH;
     case FAILURE_NONE: break;

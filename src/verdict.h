@@ -24,7 +24,9 @@ typedef enum kbv_failure {
     FAILURE_COMPILE,
     FAILURE_RUNTIME,
     FAILURE_TIMEOUT,
-    FAILURE_CRASH
+    FAILURE_CRASH,
+    FAILURE_LIMIT /* past a limit of its worker: its scratch budget, or its memory cgroup's OOM kill
+                   * (runtime_error, as a MemoryError under --max-memory's RLIMIT_DATA is) */
 } kbv_failure;
 
 typedef struct verdict_in {

@@ -76,6 +76,11 @@ static void drop_held(worker *w) {
     for (int k = 0; k < BENCH_SLOTS; k++) Py_CLEAR(w->held[k]);
 }
 
+static void drop_batch(worker *w) {
+    for (int k = 0; k < w->nbatch; k++) Py_CLEAR(w->batch_out[k]);
+    w->nbatch = 0;
+}
+
 static void drop_graphs(worker *w) {
     for (int k = 0; k < BENCH_GRAPHS; k++) Py_CLEAR(w->graphs[k]);
     w->ngraphs = 0;
@@ -155,6 +160,7 @@ json_t *cmd_bench_setup(worker *w, const json_t *cmd) {
     for (int k = 0; k < BENCH_SLOTS; k++) Py_CLEAR(w->slots[k]);
     w->nslots = 0;
     drop_held(w);
+    drop_batch(w);
     w->nheld = -1;
     drop_graphs(w);
     /* Fresh allocator segments for the timing inputs in both workers: the candidate's cache
@@ -330,6 +336,7 @@ json_t *cmd_bench(worker *w, const json_t *cmd) {
     call_ctx c = {0};
     int graph = strcmp(arm, "graph") == 0, empty = strcmp(arm, "empty") == 0;
     Py_CLEAR(w->last_out); /* the last call's outputs go before this call's samples */
+    drop_batch(w);
     if (use_stream(w, 1) < 0) return fail_python("python", "setting kbv's stream");
     json_t *fail = NULL;
     if (strcmp(arm, "model") == 0) c.callable = w->model;
@@ -496,24 +503,95 @@ json_t *cmd_bench(worker *w, const json_t *cmd) {
     return r;
 }
 
-/* bench_save {prefix}: the last timed call's outputs (kept by bench), saved through the
- * worker's C path (values.c, dl.c), with the value set they were computed from. */
+/* bench_save {prefix, index}: the outputs of the last timed call (bench), or with index those
+ * of that call of the last bench_launch, saved through the worker's C path (values.c, dl.c),
+ * with the value set they were computed from. */
 json_t *cmd_bench_save(worker *w, const json_t *cmd) {
     const char *prefix;
     kbv_err err;
     if (proto_get_str(cmd, "prefix", &prefix, &err) < 0) return proto_fail("protocol", err.msg, NULL);
-    if (!w->last_out) return proto_fail("protocol", "bench_save before a timed call", NULL);
+    const json_t *ij = json_object_get(cmd, "index");
+    PyObject *out = w->last_out;
+    int set = w->last_set;
+    if (ij) {
+        long long i = json_is_integer(ij) ? json_integer_value(ij) : -1;
+        if (i < 0 || i >= w->nbatch) return proto_fail("protocol", "bench_save: no such call of the last bench_launch", NULL);
+        out = w->batch_out[i], set = w->batch_set[i];
+    }
+    if (!out) return proto_fail("protocol", "bench_save before a timed call", NULL);
     char why[300];
-    Py_INCREF(w->last_out);
-    PyObject *seq = output_seq(w, w->last_out, why, sizeof why); /* steals the reference */
+    Py_INCREF(out);
+    PyObject *seq = output_seq(w, out, why, sizeof why); /* steals the reference */
     json_t *saved = seq ? save_values(w, seq, prefix, "output", "timed output") : proto_fail("output", why, NULL);
     Py_XDECREF(seq);
     if (!json_is_true(json_object_get(saved, "ok"))) return saved;
     json_t *r = proto_ok();
     json_object_set(r, "values", json_object_get(saved, "values"));
-    json_object_set_new(r, "set", json_integer(w->last_set));
+    json_object_set_new(r, "set", json_integer(set));
     json_decref(saved);
     return r;
+}
+
+/* bench_launch {arm, calls, tf32}: `calls` calls of the model (arm "model") on the timing inputs,
+ * each on a slot drawn at random with the values it holds, one after another without waiting
+ * for the device; or as many launches of kbv's empty kernel (arm "empty", a GPU only; on the
+ * CPU nothing). Each call's outputs are kept until the next bench or bench_launch, for kbv to
+ * ask for one of them (bench_save with index) or not, after the command has returned. kbv
+ * times a run of these and a bench_sync with its own clock (timing.md, "kbv's own clock"): the
+ * worker measures nothing here. */
+json_t *cmd_bench_launch(worker *w, const json_t *cmd) {
+    const char *arm = json_string_value(json_object_get(cmd, "arm"));
+    const json_t *cj = json_object_get(cmd, "calls");
+    long long calls = json_is_integer(cj) ? json_integer_value(cj) : -1;
+    if (!arm) return proto_fail("protocol", "bench_launch needs an arm", NULL);
+    if (!w->slots[0]) return proto_fail("protocol", "bench_launch before bench_setup", NULL);
+    if (calls < 1 || calls > BENCH_BATCH) return proto_fail("protocol", "bench_launch: calls out of range", NULL);
+    int empty = strcmp(arm, "empty") == 0;
+    if (!empty && strcmp(arm, "model") != 0) return proto_fail("protocol", "bench_launch: unknown arm", NULL);
+    json_t *tf = json_object_get(cmd, "tf32");
+    if (w->cuda && json_is_boolean(tf) && set_tf32(w, json_is_true(tf)) < 0) PyErr_Clear();
+    Py_CLEAR(w->last_out);
+    drop_batch(w);
+    if (empty) {
+        for (long long i = 0; w->cuda && i < calls; i++)
+            if (gpu_timer_launch_empty(w->timer) < 0) return proto_fail("cuda", "launching kbv's empty kernel", NULL);
+        return proto_ok();
+    }
+    if (use_stream(w, 1) < 0) return fail_python("python", "setting kbv's stream");
+    call_ctx c = {w->model, NULL, NULL};
+    json_t *fail = NULL;
+    for (long long i = 0; i < calls; i++) {
+        int s = pick(w->count, 0xBA7C4ULL, w->nslots), v = w->slot_vals[s];
+        w->count++;
+        if (v < 0) { /* a fresh round left other values here: put a known set back */
+            v = w->nvals > 1 ? (int)(w->count & 1) : 0;
+            if (fill_slot(w, s, v) < 0) {
+                fail = fail_python("python", "rotating the timing inputs");
+                break;
+            }
+        }
+        c.args = w->slots[s];
+        if (do_call(&c) < 0) {
+            fail = fail_python("python", "a batched call");
+            break;
+        }
+        w->batch_out[i] = c.out, w->batch_set[i] = v, w->nbatch = (int)i + 1;
+        c.out = NULL;
+    }
+    use_stream(w, 0);
+    if (fail) {
+        PyErr_Clear();
+        return fail;
+    }
+    return proto_ok();
+}
+
+/* bench_sync: wait for the device (kbv's clock stops at this reply). */
+json_t *cmd_bench_sync(worker *w, const json_t *cmd) {
+    (void)cmd;
+    kbv_err err = {{0}};
+    if (w->cuda && gpu_sync(&err) < 0) return proto_fail("cuda", err.msg, NULL);
+    return proto_ok();
 }
 
 /* Whether a (demangled) kernel name contains one of the candidate's own kernel names as a

@@ -72,6 +72,8 @@ static const struct {
     {"bench_setup", cmd_bench_setup},
     {"bench", cmd_bench},
     {"bench_save", cmd_bench_save},
+    {"bench_launch", cmd_bench_launch},
+    {"bench_sync", cmd_bench_sync},
     {"audit", cmd_audit},
     {"memo_probe", cmd_memo_probe},
     {"quit", cmd_quit},
@@ -121,9 +123,12 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: kbv-worker --device cpu|cuda [--role NAME] [--private]\n"
             "       kbv-worker --list-commands\n"
+            "       kbv-worker --python-paths\n"
             "  Started by kbv, not by hand: reads JSON commands on fd %d, replies on fd %d.\n"
             "  --role is shown in ps; --private makes the process non-dumpable (no /proc/PID/mem, no ptrace).\n"
             "  --list-commands prints the commands it obeys, one a line: OP FIELD FIELD...\n"
+            "  --python-paths prints the folders its Python reads (prefixes, sys.path, its libraries), one a line:\n"
+            "    kbv lets the worker read beneath them (docs/security.md).\n"
             "  See docs/protocol.md.\n",
             PROTO_CMD_FD, PROTO_REPLY_FD);
 }
@@ -139,6 +144,12 @@ int main(int argc, char **argv) {
             prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return usage(stdout), 0;
         else if (strcmp(argv[i], "--list-commands") == 0) return list_commands(stdout), 0;
+        else if (strcmp(argv[i], "--python-paths") == 0) {
+            kbv_err err = {{0}};
+            if (py_print_paths(stdout, &err) == 0) _exit(0); /* no interpreter teardown, as on quit */
+            fprintf(stderr, "kbv-worker: %s\n", err.msg);
+            return 70;
+        }
         else return usage(stderr), 2;
     }
     if (!device || (strcmp(device, "cpu") != 0 && strcmp(device, "cuda") != 0)) return usage(stderr), 2;
@@ -211,6 +222,10 @@ int main(int argc, char **argv) {
         else if (!run) res = fail_text("protocol", "unknown op %s", op);
         else if (proto_check_command(cmd, &err) < 0) res = proto_fail("protocol", err.msg, NULL);
         else res = run(&w, cmd);
+        /* kbv's nonce back, so that a reply written by anything else on fd 4 ahead of this one
+         * (not knowing the command's nonce) is seen as the protocol violation it is */
+        const json_t *nonce = json_object_get(cmd, "nonce");
+        if (res && json_is_string(nonce)) json_object_set(res, "nonce", (json_t *)nonce);
         json_decref(cmd);
         json_t *g = res ? guard_take(&w) : NULL;
         if (g) json_object_set_new(res, "guard", g);

@@ -6,6 +6,7 @@
  */
 #include "py.h"
 
+#include <link.h>
 #include <string.h>
 
 #include "pyconf.h" /* generated: KBV_PY_EXECUTABLE, KBV_PY_PATHS */
@@ -39,6 +40,37 @@ int py_start(kbv_err *err) {
 fail:
     PyConfig_Clear(&config);
     return kbv_seterr(err, "Python configuration failed: %s", st.err_msg ? st.err_msg : "?");
+}
+
+static void print_dir_of(FILE *f, const char *path) {
+    const char *slash = strrchr(path, '/');
+    if (path[0] == '/' && slash && slash != path) fprintf(f, "%.*s\n", (int)(slash - path), path);
+}
+
+static int print_library_dir(struct dl_phdr_info *info, size_t size, void *f) {
+    (void)size;
+    if (info->dlpi_name) print_dir_of(f, info->dlpi_name);
+    return 0;
+}
+
+/* One path a line, only absolute ones; a path with a newline in it is left out. */
+static void print_path(FILE *f, PyObject *o) {
+    const char *s = o && PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : NULL;
+    if (!s) PyErr_Clear();
+    else if (s[0] == '/' && !strchr(s, '\n')) fprintf(f, "%s\n", s);
+}
+
+int py_print_paths(FILE *f, kbv_err *err) {
+    if (py_start(err) < 0) return -1;
+    static const char *const prefixes[] = {"prefix", "base_prefix", "exec_prefix", "base_exec_prefix"};
+    /* PySys_GetObject returns borrowed references */
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++) print_path(f, PySys_GetObject(prefixes[i]));
+    PyObject *path = PySys_GetObject("path");
+    if (!path || !PyList_Check(path)) return kbv_seterr(err, "sys.path is not a list");
+    for (Py_ssize_t i = 0; i < PyList_Size(path); i++) print_path(f, PyList_GetItem(path, i));
+    dl_iterate_phdr(print_library_dir, f);
+    if (fflush(f) != 0 || ferror(f)) return kbv_seterr(err, "writing the paths failed");
+    return 0;
 }
 
 void py_stop(void) {

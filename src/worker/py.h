@@ -14,6 +14,12 @@
 /* Start CPython with the search path recorded at build time (build/pyconf.h). */
 int py_start(kbv_err *err);
 void py_stop(void);
+/* kbv-worker --python-paths: start the interpreter as py_start does (its site module and .pth
+ * files included, no other code) and print the folders it reads, one absolute path a line:
+ * sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, every sys.path entry,
+ * and the folder of every shared library loaded by then. kbv's Landlock allow-list grants
+ * reads beneath them (src/sandbox.c). Returns 0, or -1 with err set. */
+int py_print_paths(FILE *f, kbv_err *err);
 
 /* Take the pending Python exception: err gets "Type: message"; *traceback (if non-NULL)
  * gets the formatted traceback (caller frees). *is_exit is set for SystemExit. */

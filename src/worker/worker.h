@@ -24,6 +24,7 @@
 #define BENCH_SETS   2
 #define BENCH_SLOTS  32 /* at most this many copies of the timing inputs (placements) */
 #define BENCH_GRAPHS 8  /* at most this many captured graphs, one per input slot */
+#define BENCH_BATCH  64 /* at most this many calls per bench_launch (each output kept) */
 
 struct cand_loader;
 
@@ -55,6 +56,9 @@ typedef struct worker {
     int nheld;                      /* how many (0: none; -1: not decided yet) */
     PyObject *last_out;             /* the last timed call's outputs, until the next bench: bench_save */
     int last_set;                   /* the value set they were computed from */
+    PyObject *batch_out[BENCH_BATCH]; /* bench_launch's calls' outputs, until the next bench or launch */
+    int batch_set[BENCH_BATCH];       /* the value set each was computed from */
+    int nbatch;
     PyObject *compiled;             /* torch.compile(model), made on first use */
     PyObject *graphs[BENCH_GRAPHS]; /* (graph, outputs) captured over slot k, made on first use */
     int ngraphs;

@@ -2,9 +2,56 @@
 # native code can do to kbv's control channel. The worker answers kbv on fd 4; code in the
 # worker's process can write a reply of its own there first, and then keep the real one from
 # ever coming (it sleeps: kbv's step timeout, or kbv's refusal, ends it).
+#
+# Every command carries a nonce its reply must echo (docs/protocol.md). A writer that does not
+# see the commands cannot know it; code in the worker's process can: imported, this module
+# puts a relay process on fd 3 (commands) that records each command's nonce before passing
+# the command on, so that the forged replies carry the right one and the attacks test what
+# kbv does with the rest of the reply (the files it names, its findings).
 import json
 import os
 import time
+
+_NONCE = os.path.join(os.getcwd(), ".kbv_attack_nonce")
+
+
+def _tap_commands():
+    r, w = os.pipe()
+    real = os.dup(3)
+    if os.fork() == 0:
+        os.close(r)
+        buf = b""
+        while True:
+            chunk = os.read(real, 1 << 16)
+            if not chunk:
+                os._exit(0)
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                try:
+                    nonce = json.loads(line).get("nonce", "")
+                    with open(_NONCE + ".tmp", "w") as f:
+                        f.write(nonce)
+                    os.rename(_NONCE + ".tmp", _NONCE)
+                except (ValueError, OSError, AttributeError):
+                    pass
+                os.write(w, line + b"\n")
+    os.close(w)
+    os.close(real)
+    os.dup2(r, 3)
+    os.close(r)
+
+
+_tap_commands()
+
+
+def current_nonce():
+    """The nonce of the command the worker is answering now."""
+    try:
+        with open(_NONCE) as f:
+            return f.read()
+    except OSError:
+        return ""
 
 
 def own_output_path(index=0):
@@ -37,6 +84,7 @@ def right_answer_elsewhere(x):
 
 
 def send_and_hang(reply):
+    reply = dict(reply, nonce=current_nonce())
     os.write(4, (json.dumps(reply) + "\n").encode())
     time.sleep(3600)
 

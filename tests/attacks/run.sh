@@ -1,11 +1,46 @@
 #!/usr/bin/env bash
 # run.sh -- the attack suite: tests/attacks/cases.txt through the fault suite's runner (each
 # attack's verdict and evidence, its CHECK, no process left behind, an honest evaluation after
-# it verified); then, on the CPU, hostile text through every output format.
+# it verified); then, on the CPU, hostile text through every output format, kbv's own
+# exhaustion, and (run as root) three attacks run by user nobody, where kbv makes no namespaces.
 # Usage: KBV=/path/to/kbv tests/attacks/run.sh cpu|cuda [PATTERN]
 cd "$(dirname "$0")/../.." || exit 1
 KBV=${KBV:-$PWD/kbv}
-FAULTS_CASES=tests/attacks/cases.txt tests/faults/run.sh "$@"
+# Decoys for the attacks that look for another run's files and sockets: a results database and
+# kept reference outputs in a folder above every scratch folder of the runner (its TMPDIR lies
+# beneath), and a listener on an abstract UNIX socket that records any connection in
+# $KBV_ATTACK_DECOY/abstract-connected (read_other_db, read_other_scratch, abstract_socket).
+export KBV_ATTACK_DECOY
+KBV_ATTACK_DECOY=$(mktemp -d)
+decoy_listener=
+decoy_cleanup() {
+    [ -n "$decoy_listener" ] && kill "$decoy_listener" 2>/dev/null
+    rm -rf "$KBV_ATTACK_DECOY"
+}
+trap decoy_cleanup EXIT
+mkdir -p "$KBV_ATTACK_DECOY/kbv-attack-sibling/ref"
+printf 'KBVTNSR1 another run kept this reference output\n' >"$KBV_ATTACK_DECOY/kbv-attack-sibling/ref/case0_ref_0.kbt"
+/usr/bin/python3 - "$KBV_ATTACK_DECOY" <<'PY' &
+import os, socket, sqlite3, sys
+d = sys.argv[1]
+db = sqlite3.connect(os.path.join(d, "kbv-attack-other.db"))
+db.execute("create table runs (id integer primary key, seed text)")
+db.execute("insert into runs (seed) values ('kbv-attack-decoy-seed-5188146770730811392')")
+db.commit()
+db.close()
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind("\0kbv-attack-abstract-%d" % os.getpid())
+s.listen(8)
+open(os.path.join(d, "abstract-ready"), "w").close()
+while True:
+    c, _ = s.accept()
+    with open(os.path.join(d, "abstract-connected"), "a") as f:
+        f.write("connection\n")
+    c.close()
+PY
+decoy_listener=$!
+for _ in $(seq 100); do [ -e "$KBV_ATTACK_DECOY/abstract-ready" ] && break; sleep 0.1; done
+TMPDIR=$KBV_ATTACK_DECOY FAULTS_CASES=tests/attacks/cases.txt tests/faults/run.sh "$@"
 rc=$?
 [ "${1:-}" = cpu ] && [ -z "${2:-}" ] || exit $rc
 
@@ -15,7 +50,7 @@ rc=$?
 # the chart step must run nothing (the canary file stays absent).
 . tests/e2e/lib.sh
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp"; decoy_cleanup' EXIT
 canary=/tmp/kbv-attack-canary
 rm -f "$canary"
 hostile=$'evil\x1b[2J<script>x</script>`touch /tmp/kbv-attack-canary`|a,"b'
@@ -70,4 +105,47 @@ elif cc -shared -fPIC -o "$tmp/full_fs.so" tests/attacks/full_fs.c -ldl 2>"$tmp/
 else
     echo "SKIP: kbv's own exhaustion: cannot build the LD_PRELOAD shim: $(head -c 200 "$tmp/cc.err")"
 fi
+
+# Without root: kbv run by an ordinary user may make no namespaces, so its workers share its PID
+# and network namespaces and the host's /proc. Landlock alone then keeps kbv's /proc entries
+# (its command line), signals to kbv and its other worker, and abstract sockets out of a
+# candidate's reach. Three attacks run as user nobody (setpriv) and must be refused by Landlock
+# itself; then signal_parent again with the scope left out (KBV_SANDBOX_SKIP=scope) must reach
+# kbv, so that the check can fail.
+nobody_eval() { # NAME ATTACK [SKIP]: kbv eval as nobody, the result in $nb/NAME.json
+    HOME=$nb TMPDIR=$nb XDG_CACHE_HOME=$nb/cache KBV_SANDBOX_SKIP=${3:-} \
+        setpriv --reuid=65534 --regid=65534 --clear-groups "$KBV" eval "$P" "$PWD/tests/attacks/$2.py" --device cpu --no-timing \
+        --cases 1 --timeout 60 --scratch "$nb" --json "$nb/$1.json" >"$nb/$1.out" 2>&1
+}
+nb=
+if [ "$(id -u)" != 0 ]; then
+    echo "SKIP: attacks without root: kbv runs as $(id -un), not root, so it cannot run them as another user (the cases above ran without root)"
+elif ! command -v setpriv >/dev/null; then
+    echo "SKIP: attacks without root: no setpriv (util-linux) to run kbv as user nobody"
+elif ! nb=$(mktemp -d) || ! chown 65534:65534 "$nb" || ! setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$KBV" -a -r "$P" \
+    -a -w "$nb"; then
+    echo "SKIP: attacks without root: user nobody cannot run $KBV on $P with a scratch folder of its own"
+else
+    declare -A want=([read_parent_proc]='refused: /proc/[0-9]+/cmdline: PermissionError' [signal_parent]='kill\(parent [0-9]+\): PermissionError'
+        [abstract_socket]='connect @kbv-attack-abstract-[0-9]+: PermissionError')
+    for a in read_parent_proc signal_parent abstract_socket; do
+        nobody_eval "$a" "$a"
+        why=$(jq -r --arg re "${want[$a]}" '
+            if .sandbox.pid_namespace != false then "the worker had a PID namespace: nothing shown"
+            elif (.sandbox.scope | startswith("signals")) | not then "no Landlock scope: \(.sandbox.scope)"
+            elif .status != "runtime_error" or (.errors | test("LEAK")) or (.errors | test($re) | not) then "verdict \(.status): \(.errors[0:400])"
+            else empty end' "$nb/$a.json" 2>&1) || why="no result: $(tail -c 400 "$nb/$a.out")"
+        if [ -z "$why" ]; then ok "without root: $a refused by Landlock alone (no PID or network namespace)"
+        else not_ok "without root: $a" "$why"; fi
+    done
+    [ -e "$KBV_ATTACK_DECOY/abstract-connected" ] && not_ok "without root: abstract_socket" "the suite's listener recorded a connection"
+    nobody_eval control signal_parent scope
+    if jq -e '(.sandbox.scope | startswith("none")) and (.errors | test("LEAK: signals reached kill\\(parent"))' "$nb/control.json" >/dev/null 2>&1; then
+        ok "without root, the scope left out (KBV_SANDBOX_SKIP=scope): signal_parent reaches kbv, so the check above can fail"
+    else
+        not_ok "without root, the scope left out" "signal_parent did not reach kbv: $(jq -r '.errors[0:300]' "$nb/control.json" 2>&1 | head -3)"
+    fi
+fi
+[ -n "$nb" ] && rm -rf "$nb"
+[ "$rc" = 0 ] || not_ok "the attacks of cases.txt" "the runner failed (exit $rc): its lines above say which"
 finish

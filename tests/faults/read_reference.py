@@ -1,6 +1,7 @@
 # fault: reads the reference's outputs -- at import it forks a watcher that lists the
-# evaluation's ref folder in a loop and opens every file that appears there (each lives only
-# until kbv has read it), keeping its tally in a file. Landlock must refuse every read:
+# evaluation's ref folder in a loop (where the listing is refused too, it tries the names kbv
+# gives them, case<N>_<tag>_<output>.kbt) and opens every file that appears there (each lives
+# only until kbv has read it), keeping its tally in a file. Landlock must refuse every read:
 # forward then raises with the count of refusals (a runtime_error); a readable output would
 # be a leak.
 import json
@@ -11,6 +12,7 @@ import torch.nn as nn
 
 _REF = os.path.join(os.path.dirname(os.getcwd()), "ref")
 _TALLY = os.path.join(os.getcwd(), "tally.json")
+_GUESSES = ["case%d_%s_%d.kbt" % (c, t, i) for c in range(8) for t in ("oracle", "strict", "tf32") for i in range(2)]
 
 if os.fork() == 0:
     seen, denied, read = set(), 0, []
@@ -19,9 +21,8 @@ if os.fork() == 0:
         try:
             names = os.listdir(_REF)
         except OSError:
-            names = []
+            names = _GUESSES
         for name in names:
-            seen.add(name)
             try:
                 with open(os.path.join(_REF, name), "rb") as f:
                     f.read(16)
@@ -29,7 +30,8 @@ if os.fork() == 0:
             except PermissionError:
                 denied += 1
             except OSError:
-                pass
+                continue
+            seen.add(name)
         if time.monotonic() - last > 0.05:
             with open(_TALLY + ".tmp", "w") as f:
                 json.dump({"files": len(seen), "denied": denied, "read": read[:3]}, f)

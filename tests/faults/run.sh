@@ -62,7 +62,7 @@ while True:
 EOF
 listener=$!
 for _ in $(seq 100); do [ -e "$tmp/net/KBV_FAULT_PORT" ] && break; sleep 0.1; done
-cp tests/faults/network.py "$tmp/net/network.py"
+sed "s/^_PORT = 9 /_PORT = $(cat "$tmp/net/KBV_FAULT_PORT") /" tests/faults/network.py >"$tmp/net/network.py"
 
 dev=cpu
 [ "$mode" = cuda ] && dev=cuda
@@ -70,7 +70,8 @@ while IFS= read -r line; do
     case "$line" in '#'* | '') continue ;; esac
     IFS=';' read -r name _ fdev _ want _ evidence _ cand _ opts _ check <<<"$(sed 's/ *;; */;;/g' <<<"$line")"
     name=$(echo $name) fdev=$(echo $fdev) want=$(echo $want)
-    [ "$mode" = cpu ] && [ "$fdev" != cpu ] && continue
+    [ "$mode" = cpu ] && [ "$fdev" != cpu ] && [ "$fdev" != cpu_only ] && continue
+    [ "$mode" = cuda ] && [ "$fdev" = cpu_only ] && continue # e.g. a memory limit too small for CUDA to start
     [ -n "$pattern" ] && ! [[ $name =~ $pattern ]] && continue
     [ "$name" = network ] && cand=$tmp/net/network.py
     if [ "$name" = host_oom ] && [ -n "${KBV_SANITIZED:-}" ]; then

@@ -11,7 +11,7 @@
  * printed, since Landlock and the namespaces say nothing of what they refuse: the probe
  * defines open(), openat(), ... itself, and libcuda binds to those.
  *
- *   --no-hide     no secrets: Landlock handles writes only
+ *   --no-hide     no secrets and no read allow-list: Landlock handles writes only
  *
  * Prints one line "probe: <config> ns=<flags> landlock=<abi> cuInit=<r> ctx=<r>", exit 0
  * when CUDA came up. */
@@ -254,6 +254,7 @@ int main(int argc, char **argv) {
                            .max_procs = 4096};
     sp.writable[sp.nwritable++] = home;
     if (hide) sp.secret[sp.nsecret++] = secret, sp.scratch_base = tmp, sp.own_scratch = base;
+    else sp.read_all = 1;
     kbv_sandbox sb;
     kbv_err err = {{0}};
     if (sandbox_prepare(&sb, &sp, &err) < 0) return fprintf(stderr, "probe: %s\n", err.msg), 2;

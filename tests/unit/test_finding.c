@@ -8,7 +8,7 @@
  *   - the detect= list of a zoo header (examples/hacks/ and examples/honest/; tests/zoo.sh);
  *   - the `@jq EXPR` of a case line (tests/gpu/cases.txt; tests/e2e/cases.txt once its runner
  *     reads @jq);
- *   - the EVIDENCE expression of a fault (tests/faults/cases.txt);
+ *   - the EVIDENCE expression of a fault or an attack (tests/faults/cases.txt, tests/attacks/cases.txt);
  *   - a jq program or a grep in a test script (tests/ *.sh, tests/ * / *.sh).
  * In a jq expression the id must be a whole word inside a string literal ("ID", "ID:suspect")
  * or a report's `.hacks_by_detector.ID`, and not negated (`| not`, `== null`, `!= "ID"`, a
@@ -384,6 +384,7 @@ static void test_produced(int verbose) {
     if (runner && strstr(runner, "@jq")) scan_glob("tests/e2e/cases.txt", scan_cases);
     free(runner);
     scan_glob("tests/faults/cases.txt", scan_faults);
+    scan_glob("tests/attacks/cases.txt", scan_faults); /* the same format */
     scan_glob("tests/*.sh", scan_script);
     scan_glob("tests/*/*.sh", scan_script);
     for (int k = 0; k < NEXEMPT; k++) {

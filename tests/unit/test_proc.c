@@ -1,7 +1,9 @@
 /* test_proc.c -- proc.c with /bin/sh children: replies, timeouts, deaths, garbage,
  * capped output, process-group kills, and orphans that detached from the group. */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -94,6 +96,58 @@ int main(void) {
     proc_kill(&p);
     CHECK(orphan > 0 && !alive(orphan));
     proc_free(&p);
+
+    /* A folder's usage: every entry's blocks, no link followed, at most PROC_SCRATCH_MAX_DEPTH deep. */
+    char dir[] = "/tmp/kbv_test_proc_scratch.XXXXXX", sub[96];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(sub, sizeof sub, "%s/a", dir);
+    CHECK(mkdir(sub, 0700) == 0);
+    snprintf(sub, sizeof sub, "%s/a/f", dir);
+    static char mib[1 << 20];
+    memset(mib, 'x', sizeof mib);
+    FILE *big = fopen(sub, "w");
+    CHECK(big && fwrite(mib, 1, sizeof mib, big) == sizeof mib);
+    if (big) fclose(big);
+    snprintf(sub, sizeof sub, "%s/link", dir);
+    CHECK(symlink("/usr", sub) == 0);
+    proc_usage u;
+    CHECK(proc_tree_usage(dir, &u) == 0);
+    CHECK(u.entries == 3 && u.deep == 0); /* a, a/f, link (not /usr beneath it) */
+    CHECK(u.bytes >= (1 << 20) && u.bytes < (1 << 20) + (1 << 17));
+    char why[200];
+    CHECK(proc_usage_over(&u, 1 << 19, why, sizeof why) == 1 && strstr(why, "over its budget of 0.5 MiB") != NULL);
+    CHECK(proc_usage_over(&u, 4 << 20, why, sizeof why) == 0 && proc_usage_over(&u, 0, why, sizeof why) == 0);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    for (int i = 0; dfd >= 0 && i < PROC_SCRATCH_MAX_DEPTH + 6; i++) { /* a chain past the depth bound */
+        int next = mkdirat(dfd, "d", 0700) == 0 ? openat(dfd, "d", O_RDONLY | O_DIRECTORY) : -1;
+        close(dfd);
+        dfd = next;
+    }
+    if (dfd >= 0) close(dfd);
+    CHECK(proc_tree_usage(dir, &u) == 0);
+    CHECK(u.entries == 3 + PROC_SCRATCH_MAX_DEPTH && u.deep == 1);
+    CHECK(proc_tree_usage("/nonexistent/kbv", &u) == -1);
+
+    /* A watched worker that writes past its folder's budget is killed while kbv waits. */
+    char script[300];
+    snprintf(script, sizeof script, "head -c 3000000 /dev/zero > %s/w.bin; sleep 30", dir);
+    char *wargv[] = {"/bin/sh", "-c", script, NULL};
+    CHECK(proc_spawn(&p, wargv, env, dir, 4096, NULL, &err) == 0);
+    proc_watch_scratch(&p, dir, 2 << 20);
+    t0 = kbv_now();
+    CHECK(proc_request(&p, NULL, 10, &rep, &err) == PROC_DIED);
+    CHECK(kbv_now() - t0 < 5);
+    CHECK(p.scratch.over && strstr(p.killed_why, "over its budget of 2.0 MiB") != NULL);
+    CHECK(p.scratch.peak > (3 << 20) && p.exited);
+    proc_free(&p);
+    /* ... and one within it is only measured. */
+    CHECK(run(&p, "echo '{\"ok\":true}' >&4; sleep 30", 5, &rep) == PROC_OK);
+    json_decref(rep);
+    proc_watch_scratch(&p, dir, 1LL << 30);
+    CHECK(proc_request(&p, NULL, 1.5, &rep, &err) == PROC_TIMEOUT);
+    CHECK(!p.scratch.over && p.scratch.peak > (3 << 20));
+    proc_kill(&p), proc_free(&p);
+    CHECK(kbv_rmtree(dir) == 0);
 
     /* A program that does not exist fails at spawn, with its name. */
     char *argv[] = {"/nonexistent/worker", NULL};

@@ -36,7 +36,8 @@ int main(void) {
         kbv_failure f;
         kbv_status s;
     } fails[] = {{FAILURE_PROBLEM, KBV_PROBLEM_ERROR}, {FAILURE_KBV, KBV_PROBLEM_ERROR}, {FAILURE_COMPILE, KBV_COMPILE_ERROR},
-                 {FAILURE_RUNTIME, KBV_RUNTIME_ERROR}, {FAILURE_TIMEOUT, KBV_TIMEOUT},   {FAILURE_CRASH, KBV_CRASH}};
+                 {FAILURE_RUNTIME, KBV_RUNTIME_ERROR}, {FAILURE_TIMEOUT, KBV_TIMEOUT},   {FAILURE_CRASH, KBV_CRASH},
+                 {FAILURE_LIMIT, KBV_RUNTIME_ERROR}};
     for (size_t i = 0; i < sizeof fails / sizeof *fails; i++) {
         v.failure = fails[i].f;
         CHECK(verdict_status(&v) == fails[i].s); /* a failure decides before cases and findings */
