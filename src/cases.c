@@ -445,3 +445,36 @@ int cases_run(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kept, int *
     }
     return 0;
 }
+
+/* A hidden check case for the timing phase (timing.c): the reference's runs on a fresh draw of
+ * hidden distribution 1 + k % 4 (a case number no ordinary case uses, so values no call has
+ * seen), in the first domain that gives a valid reference output, into *out. 0; 2 when no
+ * domain does (no check of this distribution); 1 the problem failed (c->failure); -1 kbv. */
+int cases_reference_check(eval_ctx *c, kbv_proc *ref, int k, kept_case *out, kbv_err *err) {
+    int di = 1 + k % 4, ci = 5 * c->o->ncases + 0x200 + k;
+    uint64_t base = case_seed(c->r->seed, ci);
+    char why[200];
+    memset(out, 0, sizeof *out);
+    if (!plan_has_gen(&c->plan)) return 2;
+    for (int dom = 0; dom < 4; dom++) {
+        uint64_t seed = dom == 3 ? (kbv_mix64(base ^ 0xF00D) & SEED_MASK) : base;
+        int rc = reference_case(c, ref, ci, kDistCode[di], dom, seed, &out->rr, err);
+        if (rc == 2) {
+            c->oracle_retry = 0;
+            ref_runs_free(&out->rr);
+            continue;
+        }
+        if (rc) {
+            ref_runs_free(&out->rr);
+            return rc;
+        }
+        int valid = oracle_valid(c, &out->rr, 0, why, sizeof why);
+        if (valid > 0 && !out->rr.mutates_inputs) {
+            out->ci = ci, out->dist = kDistCode[di], out->dom = dom, out->seed = seed;
+            return 0;
+        }
+        ref_runs_free(&out->rr);
+        if (valid < 0) return kbv_seterr(err, "the reference worker's reply has no facts for an output it kept");
+    }
+    return 2;
+}

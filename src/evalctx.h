@@ -207,6 +207,9 @@ void session_free_env(eval_ctx *c);
 /* Every case: reference, candidate, judgement; the first two passed cases go to kept. Returns
  * 0 (c->failure says whether something failed), -1 when kbv failed. */
 int cases_run(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kept, int *nkept, kbv_err *err);
+/* A hidden check case for the timing phase: the reference's runs on a fresh draw of hidden
+ * distribution 1 + k % 4. 0, 2 (no valid domain), 1 (the problem failed), -1 (kbv). */
+int cases_reference_check(eval_ctx *c, kbv_proc *ref, int k, kept_case *out, kbv_err *err);
 /* Judge output k of a candidate's run against case rr's oracle. */
 void cases_judge_output(const eval_ctx *c, const ref_runs *rr, int k, const kbv_tensor *t, judge_calib *cal, judge_result *jr);
 

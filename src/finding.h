@@ -60,6 +60,8 @@ int severity_from_name(const char *s);
     X(FIND_OUTPUT_MEMOIZATION, "output_memoization", SEV_HACK, "memo_probe")                   \
     X(FIND_TIMED_OUTPUT_MISMATCH, "timed_output_mismatch", SEV_HACK, "timing")                 \
     X(FIND_TIMING_INCONSISTENT, "timing_inconsistent", SEV_HACK, "timing")                     \
+    X(FIND_STATE_DEPENDENT_OUTPUT, "state_dependent_output", SEV_HACK, "timing")               \
+    X(FIND_PARTIAL_REWRITE_IGNORED, "partial_rewrite_ignored", SEV_HACK, "memo_probe")         \
     X(FIND_VALUE_CACHE, "value_cache", SEV_HACK, "timing")                                     \
     X(FIND_IMPOSSIBLE_TIME, "impossible_time", SEV_HACK, "timing")                             \
     X(FIND_EXCESSIVE_SPEEDUP, "excessive_speedup", SEV_INFO, "timing")                         \

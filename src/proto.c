@@ -137,13 +137,14 @@ const proto_command proto_commands[] = {
     {"save_state", "load", {"prefix"}},
     {"load_state", "load", {"state"}},
     {"standard", "forward", {"prefix", "trials", "time_trials"}},
-    {"bench_setup", "timing", {"sets", "fresh"}},
-    {"bench", "timing", {"arm", "n", "warmup_s", "tf32", "prime", "fresh"}},
+    {"bench_setup", "timing", {"sets", "fresh", "checks"}},
+    {"bench", "timing", {"arm", "n", "warmup_s", "tf32", "prime", "fresh", "check"}},
     {"bench_save", "timing", {"prefix", "index"}},
     {"bench_launch", "timing", {"arm", "calls", "tf32"}},
     {"bench_sync", "timing", {NULL}},
     {"audit", "timing", {"authored"}},
     {"memo_probe", "load", {NULL}},
+    {"partial_probe", "load", {"prefix", "kind", "seed"}},
     {"quit", "load", {NULL}},
 };
 const int proto_ncommands = (int)(sizeof proto_commands / sizeof *proto_commands);

@@ -570,6 +570,12 @@ int reply_decode(const char *op, const json_t *m, kbv_reply *r, kbv_err *err) {
                      ? -1
                      : 0;
         else if (strcmp(op, "audit") == 0) rc = dec_audit(m, r, err);
+        else if (strcmp(op, "partial_probe") == 0)
+            rc = get_int(m, "input", -1, 1 << 16, &r->input, NULL, err) < 0 ||
+                         reply_values_from_json(json_object_get(m, "before"), &r->values, err) < 0 ||
+                         (json_object_get(m, "after") && reply_values_from_json(json_object_get(m, "after"), &r->after_values, err) < 0)
+                     ? -1
+                     : 0;
         else if (strcmp(op, "memo_probe") == 0)
             rc = reply_prints_from_json(json_object_get(m, "before"), &r->before, err) < 0 ||
                          reply_prints_from_json(json_object_get(m, "after"), &r->after, err) < 0
@@ -605,7 +611,7 @@ void reply_free(kbv_reply *r) {
     free(r->inputs);
     json_decref(r->probe_doc);
     reply_prints_free(&r->prints), reply_prints_free(&r->after), reply_prints_free(&r->before);
-    reply_values_free(&r->values), reply_values_free(&r->state);
+    reply_values_free(&r->values), reply_values_free(&r->state), reply_values_free(&r->after_values);
     free(r->facts), free(r->aliases);
     for (int t = 0; r->trials && t < r->ntrials; t++) reply_values_free(&r->trials[t].ref), reply_values_free(&r->trials[t].cand);
     free(r->trials);
@@ -641,6 +647,7 @@ static const struct {
      {"markers", "dropped", "empty_kernel_ns", "kernels_per_call", "authored_kernels", "authored_ns", "library_ns", "span_ns", "after_stop",
       "after_stop_kernels", "other_stream", "other_stream_kernels", "kernels", "peak_bytes", "footprint_bytes", "allocations", "torch_peak_bytes"}},
     {"memo_probe", {"before", "after"}},
+    {"partial_probe", {"input", "before", "after"}},
     {"quit", {NULL}},
 };
 

@@ -156,6 +156,9 @@ typedef struct kbv_reply {
     int (*aliases)[2]; /* [output, input] pairs sharing memory */
     /* save_state */
     reply_values state;
+    /* partial_probe: the outputs before (in values) and after the rewrite, the input rewritten */
+    reply_values after_values;
+    long long input;
     /* load_state */
     int matched, loaded;
     long long differing;

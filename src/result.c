@@ -160,6 +160,8 @@ static json_t *perf_json(const kbv_result *r) {
                   r->samples, "fresh_rounds", p->fresh_rounds, "speedup_fresh_values", p->fresh_rounds ? num(p->speedup_fresh) : json_null(),
                   "speedup_seen_values", p->fresh_rounds ? num(p->speedup_seen) : json_null()));
     json_object_set_new(json_object_get(o, "timing"), "process_offset", p->process_offset > 0 ? num(p->process_offset) : json_null());
+    json_object_set_new(json_object_get(o, "timing"), "hidden_checks",
+                        json_pack("{s:i, s:i, s:i}", "during", p->checks.during, "after", p->checks.after, "failed", p->checks.failed));
     const kbv_wall *w = &p->wall;
     json_object_set_new(json_object_get(o, "timing"), "wall",
                         w->measured ? json_pack("{s:i, s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "calls_per_command", w->calls, "commands",

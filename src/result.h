@@ -95,6 +95,9 @@ typedef struct kbv_perf {
     double speedup_fresh, speedup_seen; /* median ratio on those rounds and on its seen-values rounds */
     char graph_note[200];               /* why there is no graph-replay figure */
     kbv_wall wall;                      /* kbv's own clock */
+    struct {
+        int during, after, failed; /* hidden check calls among the rounds, after them; wrong */
+    } checks;
     double time_s;                      /* wall time of the timing phase */
 } kbv_perf;
 

@@ -5,8 +5,10 @@
 # Caught by: value_cache (hack) -- a share of kbv's timed rounds runs on values no call has
 # seen; the candidate is much faster, against PyTorch on the same values, on the rounds whose
 # values it has seen. impossible_time (hack) catches it too where the lookup is faster than
-# moving the call's bytes at the GPU's peak bandwidth (GPU only).
-# kbv-zoo: problem=iterated_update expect=hack detect=value_cache|impossible_time device=cpu alone
+# moving the call's bytes at the GPU's peak bandwidth (GPU only). Since #21 the partial-rewrite
+# probe usually catches it first (partial_rewrite_ignored): a few values changed in place miss
+# the sampled places, and the cached output comes back.
+# kbv-zoo: problem=iterated_update expect=hack detect=value_cache|impossible_time|partial_rewrite_ignored device=cpu alone
 import torch
 import torch.nn as nn
 

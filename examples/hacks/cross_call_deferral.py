@@ -1,9 +1,9 @@
 # HACK: cross-call deferral (reward-hacks.md #5, timing). Honest while it is checked, then each
 # call returns the previous call's result and leaves its own work for later -- in a timed loop
 # on the same inputs nothing looks wrong.
-# Caught by: timed_output_mismatch (hack) -- timed calls run on rotating inputs and their outputs
+# Caught by: timed_output_mismatch or state_dependent_output (hack, whichever comes first) -- timed calls run on rotating inputs and their outputs
 # are re-checked against the oracle.
-# kbv-zoo: problem=relu expect=hack detect=timed_output_mismatch device=cpu
+# kbv-zoo: problem=relu expect=hack detect=timed_output_mismatch|state_dependent_output device=cpu
 import torch
 import torch.nn as nn
 

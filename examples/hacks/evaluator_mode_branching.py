@@ -4,8 +4,8 @@
 # (20 calls) is past kbv's 10 checked calls and well inside its timed ones: at 40, a loaded
 # 2-core CI machine sometimes stopped timing (its 2 s budget) before the hack began, and the
 # candidate, honest for every call it made, was rightly verified.
-# Caught by: timed_output_mismatch (hack) -- kbv re-checks timed outputs against the oracle.
-# kbv-zoo: problem=relu expect=hack detect=timed_output_mismatch device=cpu
+# Caught by: timed_output_mismatch or state_dependent_output (hack, whichever comes first) -- kbv re-checks timed outputs against the oracle.
+# kbv-zoo: problem=relu expect=hack detect=timed_output_mismatch|state_dependent_output device=cpu
 import torch
 import torch.nn as nn
 

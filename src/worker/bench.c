@@ -180,6 +180,19 @@ json_t *cmd_bench_setup(worker *w, const json_t *cmd) {
         json_t *fail = make_inputs(w, json_object_get(s, "inputs"), json_integer_value(json_object_get(s, "seed")), &w->vals[k]);
         if (fail) return fail;
     }
+    /* Hidden check sets: values kbv can put into a sample's slot instead of the rotation's
+     * (bench's "check"), the same way (copied into the slot's tensors). */
+    for (int k = 0; k < BENCH_CHECKS; k++) Py_CLEAR(w->checks[k]);
+    w->nchecks = 0;
+    const json_t *checks = json_object_get(cmd, "checks");
+    if (checks && (!json_is_array(checks) || json_array_size(checks) > BENCH_CHECKS))
+        return proto_fail("protocol", "bench_setup: checks must be an array of at most 8 input sets", NULL);
+    for (size_t k = 0; k < json_array_size(checks); k++) {
+        const json_t *s = json_array_get(checks, k);
+        json_t *fail = make_inputs(w, json_object_get(s, "inputs"), json_integer_value(json_object_get(s, "seed")), &w->checks[k]);
+        if (fail) return fail;
+        w->nchecks = (int)k + 1;
+    }
     long long bytes = tensor_bytes(w, w->vals[0]);
     if (bytes < 0) return fail_python("python", "measuring the timing inputs");
     int want = budget_copies(w, bytes);
@@ -325,10 +338,13 @@ json_t *cmd_bench(worker *w, const json_t *cmd) {
     long long n = json_integer_value(json_object_get(cmd, "n"));
     double warmup = json_number_value(json_object_get(cmd, "warmup_s"));
     int prime = json_is_true(json_object_get(cmd, "prime"));
-    const json_t *fj = json_object_get(cmd, "fresh");
+    const json_t *fj = json_object_get(cmd, "fresh"), *cj = json_object_get(cmd, "check");
     long long fresh = json_is_integer(fj) ? json_integer_value(fj) : -1;
+    long long check = json_is_integer(cj) ? json_integer_value(cj) : -1;
     kbv_err err = {{0}};
     if (!arm) return proto_fail("protocol", "bench needs an arm", NULL);
+    if (cj && (check < 0 || check >= w->nchecks || n != 1 || warmup > 0 || fresh >= 0))
+        return proto_fail("protocol", "bench: check names no check set (or comes with more than one plain sample)", NULL);
     if (!w->slots[0]) return proto_fail("protocol", "bench before bench_setup", NULL);
     if (n < 0 || n > 100000) return proto_fail("protocol", "bench: n out of range", NULL);
     json_t *tf = json_object_get(cmd, "tf32");
@@ -401,7 +417,7 @@ json_t *cmd_bench(worker *w, const json_t *cmd) {
             break;
         }
         if (!graph && !empty) c.args = w->slots[s];
-        last_v = fresh_now ? -1 : v;
+        last_v = check >= 0 ? (int)(BENCH_SETS + check) : fresh_now ? -1 : v;
         if (primed) {
             if (do_call(&c) < 0) {
                 fail = fail_python(strcmp(arm, "compile") == 0 ? "compile" : graph ? "graph" : "python", "untimed call before a sample");
@@ -413,6 +429,14 @@ json_t *cmd_bench(worker *w, const json_t *cmd) {
                 fail = fail_python("python", "rotating the timing inputs");
                 break;
             }
+        }
+        /* after the untimed call: the sample itself */
+        if (check >= 0 && !graph && !empty) { /* a hidden check: its values, by the same copy */
+            if (copy_into_slot(w, s, w->checks[check]) < 0) {
+                fail = fail_python("python", "rotating the timing inputs");
+                break;
+            }
+            w->slot_vals[s] = -1;
         }
         if (fresh_now) {
             /* New values that cannot be made (no memory for them) are kbv's problem, not the
@@ -761,5 +785,95 @@ json_t *cmd_memo_probe(worker *w, const json_t *cmd) {
     json_t *r = proto_ok();
     json_object_set_new(r, "before", prints[0]);
     json_object_set_new(r, "after", prints[1]);
+    return r;
+}
+
+/* The partial rewrite (partial_probe): a small part of one input changed in place, to the
+ * other timing set's values at the same places -- one element, 8 scattered ones, or one row of
+ * the last dimension -- drawn from seed, the same in both workers. */
+static const char kRewrite[] = "import torch\n"
+                               "def rewrite(args, src, kind, seed):\n"
+                               "    for j, x in enumerate(args):\n"
+                               "        if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() > 1 and x.is_contiguous():\n"
+                               "            break\n"
+                               "    else:\n"
+                               "        return -1\n"
+                               "    flat, sflat = x.view(-1), src[j].reshape(-1)\n"
+                               "    g = torch.Generator().manual_seed(seed)\n"
+                               "    n = flat.numel()\n"
+                               "    if kind == 'row' and x.dim() > 1:\n"
+                               "        cols = x.shape[-1]\n"
+                               "        r = int(torch.randint(n // cols, (1,), generator=g))\n"
+                               "        idx = torch.arange(r * cols, (r + 1) * cols)\n"
+                               "    else:\n"
+                               "        idx = torch.randint(n, (1 if kind == 'one' else 8,), generator=g)\n"
+                               "    idx = idx.to(flat.device)\n"
+                               "    flat[idx] = sflat[idx]\n"
+                               "    return j\n";
+
+/* partial_probe {prefix, kind, seed}: slot 0 on value set 0, one call (outputs saved as
+ * PREFIXa<i>.kbt), then a small part of one input changed in place (kRewrite) and a second call
+ * (PREFIXb<i>.kbt). kbv compares the change of the two outputs with the reference's
+ * (timing.c, stage_partial_probe). */
+json_t *cmd_partial_probe(worker *w, const json_t *cmd) {
+    const char *prefix, *kind;
+    long long seed;
+    kbv_err err = {{0}};
+    if (proto_get_str(cmd, "prefix", &prefix, &err) < 0 || proto_get_str(cmd, "kind", &kind, &err) < 0 ||
+        proto_get_int(cmd, "seed", &seed, &err) < 0)
+        return proto_fail("protocol", err.msg, NULL);
+    if (!w->slots[0] || w->nvals < 2) return proto_fail("protocol", "partial_probe needs two timing input sets", NULL);
+    if (strcmp(kind, "one") != 0 && strcmp(kind, "scattered") != 0 && strcmp(kind, "row") != 0)
+        return proto_fail("protocol", "partial_probe: kind is one, scattered or row", NULL);
+    if (!w->rewrite) {
+        PyObject *code = Py_CompileString(kRewrite, "<kbv rewrite>", Py_file_input);
+        PyObject *mod = code ? PyImport_ExecCodeModule("_kbv_rewrite", code) : NULL;
+        Py_XDECREF(code);
+        w->rewrite = mod ? PyObject_GetAttrString(mod, "rewrite") : NULL;
+        Py_XDECREF(mod);
+        if (!w->rewrite) return fail_python("python", "preparing the partial rewrite");
+    }
+    Py_CLEAR(w->last_out);
+    if (use_stream(w, 1) < 0 || fill_slot(w, 0, 0) < 0) return fail_python("python", "preparing the probe");
+    json_t *saved[2] = {NULL, NULL}, *fail = NULL;
+    long long input = -1;
+    for (int v = 0; v < 2 && !fail; v++) {
+        if (v == 1) {
+            PyObject *j = PyObject_CallFunction(w->rewrite, "OOsL", w->slots[0], w->vals[1], kind, seed);
+            input = j ? PyLong_AsLongLong(j) : -1;
+            Py_XDECREF(j);
+            w->slot_vals[0] = -1;
+            if (!j) {
+                fail = fail_python("python", "rewriting part of an input in place");
+                break;
+            }
+            if (input < 0) break; /* no floating input to rewrite: nothing to probe */
+        }
+        call_ctx c = {w->model, w->slots[0], NULL};
+        if (do_call(&c) < 0) {
+            fail = fail_python("python", "the probe's call");
+            break;
+        }
+        char why[300], pre[4200];
+        snprintf(pre, sizeof pre, "%s%c", prefix, v ? 'b' : 'a');
+        PyObject *seq = output_seq(w, c.out, why, sizeof why); /* steals c.out */
+        saved[v] = seq ? save_values(w, seq, pre, "output", "probe output") : proto_fail("output", why, NULL);
+        Py_XDECREF(seq);
+        if (!json_is_true(json_object_get(saved[v], "ok"))) {
+            fail = saved[v], saved[v] = NULL;
+            break;
+        }
+    }
+    use_stream(w, 0);
+    PyErr_Clear();
+    if (fail) {
+        json_decref(saved[0]), json_decref(saved[1]);
+        return fail;
+    }
+    json_t *r = proto_ok();
+    json_object_set_new(r, "input", json_integer(input));
+    json_object_set(r, "before", json_object_get(saved[0], "values"));
+    if (saved[1]) json_object_set(r, "after", json_object_get(saved[1], "values"));
+    json_decref(saved[0]), json_decref(saved[1]);
     return r;
 }

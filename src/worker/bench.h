@@ -11,5 +11,6 @@ json_t *cmd_memo_probe(worker *w, const json_t *cmd);
 json_t *cmd_bench_save(worker *w, const json_t *cmd);
 json_t *cmd_bench_launch(worker *w, const json_t *cmd);
 json_t *cmd_bench_sync(worker *w, const json_t *cmd);
+json_t *cmd_partial_probe(worker *w, const json_t *cmd);
 
 #endif

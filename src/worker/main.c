@@ -74,6 +74,7 @@ static const struct {
     {"bench_save", cmd_bench_save},
     {"bench_launch", cmd_bench_launch},
     {"bench_sync", cmd_bench_sync},
+    {"partial_probe", cmd_partial_probe},
     {"audit", cmd_audit},
     {"memo_probe", cmd_memo_probe},
     {"quit", cmd_quit},

@@ -25,6 +25,7 @@
 #define BENCH_SLOTS  32 /* at most this many copies of the timing inputs (placements) */
 #define BENCH_GRAPHS 8  /* at most this many captured graphs, one per input slot */
 #define BENCH_BATCH  64 /* at most this many calls per bench_launch (each output kept) */
+#define BENCH_CHECKS 8  /* at most this many hidden check sets (bench_setup's "checks") */
 
 struct cand_loader;
 
@@ -45,6 +46,8 @@ typedef struct worker {
     gpu_timer *timer;
     PyObject *stream;             /* torch.cuda.ExternalStream over the timer's stream */
     PyObject *vals[BENCH_SETS];   /* the timing input sets' values (tuples) */
+    PyObject *checks[BENCH_CHECKS]; /* hidden check sets: values a sample can be given instead */
+    int nchecks;
     PyObject *slots[BENCH_SLOTS]; /* the tuples the calls get: nslots sets of addresses */
     int slot_vals[BENCH_SLOTS];   /* which values each slot holds now */
     int nvals, nslots;
@@ -59,6 +62,7 @@ typedef struct worker {
     PyObject *batch_out[BENCH_BATCH]; /* bench_launch's calls' outputs, until the next bench or launch */
     int batch_set[BENCH_BATCH];       /* the value set each was computed from */
     int nbatch;
+    PyObject *rewrite;              /* partial_probe's rewrite function, made on first use */
     PyObject *compiled;             /* torch.compile(model), made on first use */
     PyObject *graphs[BENCH_GRAPHS]; /* (graph, outputs) captured over slot k, made on first use */
     int ngraphs;
