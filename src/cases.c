@@ -5,7 +5,11 @@
  *
  * Case plan: for each distribution in kDists, --cases seeds. A hidden case whose reference
  * output is not valid is retried in narrower domains (raw, abs, nominal_range, a fresh
- * nominal draw); if none is valid the case is skipped and never counts.
+ * nominal draw); if none is valid the case is skipped and never counts. After them, when every
+ * ordinary case passed, the weight cases: the reference's floating state redrawn in its
+ * worker (redraw_weights), given by name to a fresh ModelNew before its first call, two
+ * cases judged as any other, and both models put back as built (docs/correctness.md,
+ * "Weight cases").
  * What the outputs of a failed case show is detect.c's; the reference side kept for later
  * candidates is refcache.c's; the status is verdict.c's.
  */
@@ -76,7 +80,8 @@ static int reference_case(eval_ctx *c, kbv_proc *ref, int ci, int dist, int dom,
         return 1;
     }
     int cuda = strcmp(c->r->device, "cuda") == 0;
-    int dirty = 0; /* the inputs may have been changed by the last run: make them again */
+    int dirty = 0;                        /* the inputs may have been changed by the last run: make them again */
+    int hidden = dist >= 0 || c->redrawn; /* inputs or weights the problem's author never ran */
     /* The oracle: float64, or (once float64 has failed) the strict fp32 run. */
     if (!c->oracle_fallback) {
         json_t *cmd = forward_cmd(c, "ref", ci, "oracle", "float64", 0, -1, 0);
@@ -84,7 +89,7 @@ static int reference_case(eval_ctx *c, kbv_proc *ref, int ci, int dist, int dom,
         pr = session_run(c, ref, cmd, c->o->timeout_s, NULL, 0, &rr->oracle, &fail, err);
         int failed = fail.op[0] != 0;
         dirty = failed || !reply_prints_equal(&rr->oracle.rep.after, &rr->prints);
-        if (pr == PROC_OK && failed && dist >= 0) {
+        if (pr == PROC_OK && failed && hidden) {
             /* On hidden inputs, first see whether the model itself accepts them. */
             reply_free(&fail);
             run_free(&rr->oracle);
@@ -119,7 +124,7 @@ static int reference_case(eval_ctx *c, kbv_proc *ref, int ci, int dist, int dom,
          * validity needs (the strict run's stand in for a failed float64 oracle's). */
         if (!c->o->candidate) json_object_set_new(cmd, "save", json_false());
         pr = session_run(c, ref, cmd, c->o->timeout_s, NULL, 0, outs[k], &fail, err);
-        if (pr == PROC_OK && fail.op[0] && dist >= 0 && strcmp(fail.kind, "python") == 0) {
+        if (pr == PROC_OK && fail.op[0] && hidden && strcmp(fail.kind, "python") == 0) {
             /* A hidden input the reference rejects (e.g. a matrix that is not positive
              * definite) makes the case invalid in this domain, not the problem broken. */
             snprintf(c->invalid_why, sizeof c->invalid_why, "the reference raised: %.150s", session_reply_msg(&fail));
@@ -163,6 +168,15 @@ static int oracle_valid(eval_ctx *c, const ref_runs *rr, int nominal, char *why,
             c->nominal_degenerate |= f.constant;
         } else if (!judge_valid_facts(&f, c->nominal_nonfinite, c->nominal_degenerate, why, whylen)) {
             return 0;
+        } else {
+            /* PyTorch's float32 runs finite where the oracle is: a hidden value that overflows
+             * float32 but not float64 (x^6 of mixed_magnitude's 2^24) leaves no float32 answer
+             * that a faithful candidate could match. */
+            for (int q = 0; q < 2 && !c->nominal_nonfinite; q++)
+                if (run_out_facts(q ? &rr->tf32 : &rr->strict, k, &f) == 0 && f.nonfinite) {
+                    snprintf(why, whylen, "the float32 reference output has NaN or Inf where the float64 oracle's has none");
+                    return 0;
+                }
         }
     }
     return 1;
@@ -354,6 +368,178 @@ static int candidate_case(eval_ctx *c, kbv_proc *cand, int ci, int dist, int dom
     return rc;
 }
 
+/* ---- weight cases (docs/correctness.md, "Weight cases") ----------------------------------- */
+
+#define WEIGHT_CASES 2
+
+/* A redraw_weights step of the reference. 0 with *rep; 1 when the problem failed (c->failure
+ * set); -1 kbv's failure. With soft, a failure reply (kbv's redraw could not handle this
+ * state_dict) is 2, why in r->redraw.skipped, and the problem stands. */
+static int ref_redraw(eval_ctx *c, kbv_proc *ref, json_t *cmd, int soft, kbv_reply *rep, kbv_err *err) {
+    proc_result pr;
+    if (!session_call(c, ref, cmd, c->o->timeout_s, rep, &pr, err)) return 0;
+    if (soft && pr == PROC_OK) {
+        snprintf(c->r->redraw.skipped, sizeof c->r->redraw.skipped, "the reference's weights could not be redrawn: %.180s", session_reply_msg(rep));
+        reply_free(rep);
+        return 2;
+    }
+    c->failure = session_problem_failure(c, ref, "redrawing its weights", pr, rep, err);
+    reply_free(rep);
+    return pr == PROC_ERROR ? -1 : 1;
+}
+
+/* A fresh candidate model (build) given state (stolen) by name before its first call
+ * (load_state). 0 with *matched (the state mapped onto its state_dict), or 1 when the
+ * candidate failed (c->failure set). */
+static int fresh_candidate(eval_ctx *c, kbv_proc *cand, json_t *state, const char *what, int *matched, kbv_err *err) {
+    kbv_reply rep;
+    proc_result pr;
+    char step[96];
+    if (session_call(c, cand, json_pack("{s:s, s:s, s:I}", "op", "build", "model", "candidate", "seed", (json_int_t)c->r->build_seed),
+                     c->o->timeout_s, &rep, &pr, err)) {
+        json_decref(state);
+        snprintf(step, sizeof step, "model construction (%s)", what);
+        c->failure = session_candidate_failure(c, cand, step, pr, &rep, err);
+        reply_free(&rep);
+        return 1;
+    }
+    reply_free(&rep);
+    if (session_call(c, cand, json_pack("{s:s, s:o}", "op", "load_state", "state", state), c->o->timeout_s, &rep, &pr, err)) {
+        snprintf(step, sizeof step, "loading the %s", what);
+        c->failure = session_candidate_failure(c, cand, step, pr, &rep, err);
+        reply_free(&rep);
+        return 1;
+    }
+    *matched = rep.matched;
+    reply_free(&rep);
+    return 0;
+}
+
+/* Weight case k: the reference's runs on the redrawn weights, on the problem's own inputs
+ * (k 0, or every k when no input is generated) or on normal ones (k 1) in the first domain
+ * that gives a valid oracle, then the candidate's runs, judged as any case. 0 (judged or
+ * skipped); 1 stop: something failed (c->failure) or an output was oversized; -1 kbv. */
+static int weight_case(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, int k, kbv_err *err) {
+    kbv_result *r = c->r;
+    int ci = 5 * c->o->ncases + 0x100 + k, dist = k > 0 && plan_has_gen(&c->plan) ? KBV_DIST_NORMAL : -1;
+    kbv_case *kc = result_add_case(r);
+    if (!kc) return kbv_seterr(err, "out of memory");
+    kc->weights = 1;
+    snprintf(kc->distribution, sizeof kc->distribution, "weights_%s", dist < 0 ? "nominal" : "normal");
+    kc->seed = case_seed(r->seed, ci);
+    eval_progress(c, "case %s", kc->distribution);
+    if (kbv_gpulock_set(&c->lock, 0, err) < 0 || kbv_gpulock_set(&c->lock, 1, err) < 0) return -1;
+    ref_runs rr;
+    char why[200] = "";
+    int valid = 0, dom = dist < 0 ? 3 : 0;
+    double t_ref = kbv_now();
+    for (; dom < 4; dom++) {
+        uint64_t seed = dom == 3 && dist >= 0 ? (kbv_mix64(kc->seed ^ 0xF00D) & SEED_MASK) : kc->seed;
+        int rc = reference_case(c, ref, ci, dist, dom, seed, &rr, err);
+        if (rc == 2) { /* the reference rejected these inputs on these weights */
+            c->oracle_retry = 0;
+            snprintf(why, sizeof why, "%s", c->invalid_why);
+            ref_runs_free(&rr);
+            continue;
+        }
+        if (rc) {
+            ref_runs_free(&rr);
+            return rc < 0 ? -1 : 1;
+        }
+        valid = oracle_valid(c, &rr, 0, why, sizeof why);
+        if (valid < 0) {
+            ref_runs_free(&rr);
+            return kbv_seterr(err, "the reference worker's reply has no facts for an output it kept");
+        }
+        if (valid) {
+            kc->seed = seed;
+            break;
+        }
+        ref_runs_free(&rr);
+    }
+    kc->t_reference_s = kbv_now() - t_ref;
+    snprintf(kc->domain, sizeof kc->domain, "%s", kDomains[plan_effective_domain(&c->plan, dom < 4 ? dom : 3)]);
+    if (!valid) {
+        kc->skipped = 1;
+        snprintf(kc->skip_reason, sizeof kc->skip_reason, "no domain gave a valid reference output on the redrawn weights (last: %s)", why);
+        return 0;
+    }
+    if (dist >= 0 && dom > 0)
+        snprintf(kc->fallback_reason, sizeof kc->fallback_reason, "%s in domain %s", why, kDomains[plan_effective_domain(&c->plan, dom - 1)]);
+    int cc = candidate_case(c, cand, ci, dist, dom, kc->seed, &rr, kc, err);
+    ref_runs_free(&rr);
+    if (cc) return cc < 0 ? -1 : 1;
+    r->redraw.cases++;
+    return 0;
+}
+
+/* The weight cases, after every ordinary case passed: redraw, a fresh candidate given the
+ * redrawn state, WEIGHT_CASES cases, both models back as built. A candidate whose state_dict
+ * does not map onto the reference's gets weights_unverifiable and no weight cases; a failed
+ * weight case, weights_overfit (the status: overfit, verdict.c). Returns as cases_run. */
+static int weight_cases(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kbv_err *err) {
+    kbv_result *r = c->r;
+    kbv_reply rep;
+    char prefix[PATH_MAX + 32];
+    if (!c->o->candidate || c->failure != FAILURE_NONE) return 0;
+    for (int i = 0; i < r->ncases; i++)
+        if (!r->cases[i].skipped && r->cases[i].evaluated && !r->cases[i].passed) {
+            snprintf(r->redraw.skipped, sizeof r->redraw.skipped, "not run: an ordinary case failed");
+            return 0;
+        }
+    double t0 = kbv_now();
+    eval_progress(c, "%s", "weight cases: the reference's floating state redrawn");
+    snprintf(prefix, sizeof prefix, "%s/inputs/redrawn", c->scratch);
+    uint64_t seed = kbv_derive_seed(r->seed, 0x3E16D) & SEED_MASK;
+    int rc = ref_redraw(c, ref, json_pack("{s:s, s:I, s:s}", "op", "redraw_weights", "seed", (json_int_t)seed, "prefix", prefix), 1, &rep, err);
+    if (rc) return rc == 2 ? 0 : rc < 0 ? -1 : 0;
+    r->redraw.redrawn = rep.redrawn, r->redraw.kept = rep.kept;
+    if (rep.redrawn == 0) { /* nothing changed: nothing to put back */
+        reply_free(&rep);
+        snprintf(r->redraw.skipped, sizeof r->redraw.skipped, "the reference has no floating parameter or buffer to redraw%s",
+                 r->redraw.kept ? " (its floating entries are integers, masks or hold NaN/Inf)" : "");
+        r->redraw.time_s = kbv_now() - t0;
+        return 0;
+    }
+    json_t *state = reply_values_to_json(&rep.state);
+    reply_free(&rep);
+    int matched = r->weights_matched, rebuilt = matched;
+    if (matched && fresh_candidate(c, cand, state, "redrawn weights", &matched, err)) return 0;
+    if (!rebuilt) json_decref(state);
+    if (!matched) {
+        result_add_finding(r, FIND_WEIGHTS_UNVERIFIABLE, json_pack("{s:I}", "redrawn", (json_int_t)r->redraw.redrawn),
+                           "the candidate's state_dict does not map onto the reference's (names, shapes or dtypes differ): the %lld redrawn "
+                           "entries could not be given to it, so no weight case ran",
+                           r->redraw.redrawn);
+        snprintf(r->redraw.skipped, sizeof r->redraw.skipped, "the candidate's state_dict does not map onto the reference's");
+    } else {
+        c->redrawn = 1;
+        for (int k = 0; k < WEIGHT_CASES && rc == 0; k++) rc = weight_case(c, ref, cand, k, err);
+        c->redrawn = 0;
+        if (rc) return rc < 0 ? -1 : 0; /* failed or oversized: the evaluation stops here */
+        for (int i = 0; i < r->ncases; i++) {
+            const kbv_case *kc = &r->cases[i];
+            if (!kc->weights || kc->skipped || kc->passed) continue;
+            result_add_finding(r, FIND_WEIGHTS_OVERFIT, json_pack("{s:s, s:s}", "case", kc->distribution, "detail", kc->detail),
+                               "right on every ordinary case, wrong on case %s with the reference's floating state redrawn: the kernel fits "
+                               "the weights the constructor made (%s)",
+                               kc->distribution, kc->detail);
+            break;
+        }
+    }
+    /* Both models as built again, for what follows (the timing's checks use the reference's). */
+    snprintf(prefix, sizeof prefix, "%s/inputs/weight", c->scratch);
+    json_t *cmd = json_pack("{s:s, s:b}", "op", "redraw_weights", "restore", 1);
+    if (rebuilt) json_object_set_new(cmd, "prefix", json_string(prefix)); /* the state the candidate is given again */
+    rc = ref_redraw(c, ref, cmd, 0, &rep, err);
+    if (rc) return rc < 0 ? -1 : 0;
+    state = rebuilt ? reply_values_to_json(&rep.state) : NULL;
+    reply_free(&rep);
+    if (rebuilt && fresh_candidate(c, cand, state, "reference's weights", &matched, err)) return 0;
+    r->redraw.time_s = kbv_now() - t0;
+    return 0;
+}
+
 int cases_run(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kept, int *nkept, kbv_err *err) {
     kbv_result *r = c->r;
     int hidden = plan_has_gen(&c->plan);
@@ -443,7 +629,7 @@ int cases_run(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kept, int *
             }
         }
     }
-    return 0;
+    return weight_cases(c, ref, cand, err);
 }
 
 /* A hidden check case for the timing phase (timing.c): the reference's runs on a fresh draw of

@@ -1,7 +1,8 @@
 /* detect.c -- the detectors that read what kbv measured: a failed case's outputs (constant,
  * identity, poison left in them, half-precision error), the CUPTI audit (work after the stop,
- * the library policy), the timed rounds (a cache keyed on the inputs' content, times below
- * the roofline floor, calls too short to resolve). docs/hacks.md has the catalogue.
+ * the library policy and the authored share), the timed rounds (a cache keyed on the inputs'
+ * content, times below the roofline floor, calls too short to resolve). docs/hacks.md has the
+ * catalogue.
  *
  * Each detector adds findings (finding.h) with their evidence; none sets a status (verdict.c
  * derives it from the findings' severities) and none talks to a worker.
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "gen_host.h"
+#include "perf.h"
 #include "stats.h"
 
 /* Elements of a whose bytes are all one of the poison bytes pb and whose value is not the
@@ -110,9 +112,19 @@ void detect_audit(eval_ctx *c, const kbv_reply *a, int cand) {
             "%lld kernel(s) of the candidate's call ran past the timed window's stop (e.g. %s, %lld ns after it): its time misses work", after,
             a->audit.first_after_stop.name[0] ? a->audit.first_after_stop.name : "?", a->audit.first_after_stop.ns_after_stop);
     /* Library policy (docs/hacks.md): library kernels inside an authored fusion are fine; a
-     * call whose kernels are all library kernels is the library's speed, not the candidate's. */
+     * call whose kernels are all library kernels is the library's speed, not the candidate's,
+     * and so is one whose authored kernels take a small share of its GPU time (a fig leaf). */
     long long nk = a->audit.kernels_per_call, na = a->audit.authored_kernels;
     kbv_severity sev = library_severity(c);
+    double share = perf_authored_share(a->audit.authored_ns, a->audit.library_ns);
+    if (nk > 0 && na > 0 && share >= 0 && share < PERF_AUTHORED_SHARE_MIN)
+        result_add_finding_at(r, FIND_LOW_AUTHORED_SHARE, sev,
+                              json_pack("{s:f, s:f, s:I, s:I, s:I, s:I}", "authored_share", share, "threshold", PERF_AUTHORED_SHARE_MIN,
+                                        "authored_ns", (json_int_t)a->audit.authored_ns, "library_ns", (json_int_t)a->audit.library_ns,
+                                        "authored_kernels", (json_int_t)na, "kernels_per_call", (json_int_t)nk),
+                              "the candidate's own kernels took %.1f%% of the call's GPU time (%lld of %lld ns; %lld of %lld kernels), below "
+                              "the library policy's %.0f%%: the work is the library's",
+                              100 * share, a->audit.authored_ns, a->audit.authored_ns + a->audit.library_ns, na, nk, 100 * PERF_AUTHORED_SHARE_MIN);
     if (nk > 0 && na == 0 && c->nkernels > 0) {
         json_t *names = json_array();
         for (int i = 0; i < c->nkernels; i++) json_array_append_new(names, json_string(c->kernels[i]));

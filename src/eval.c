@@ -180,7 +180,7 @@ static void run_verified(eval_ctx *c, kbv_err *err) {
     if (!c->o->candidate) goto done; /* kbv check: the reference side only */
     r->klass = verdict_accuracy(r->cases, r->ncases);
     kbv_status so_far = verdict_of_result(r, c->failure, 0);
-    if (so_far == KBV_OVERFIT)
+    if (so_far == KBV_OVERFIT && !result_has_flag(r, FIND_WEIGHTS_OVERFIT)) /* weight cases run only after every other passed */
         result_add_finding(r, FIND_DISTRIBUTION_SNIFFING, NULL,
                            "correct on the problem's own inputs, wrong on hidden ones: the kernel fits the test distribution");
     if (so_far == KBV_VERIFIED && c->o->timing) {
@@ -275,7 +275,7 @@ int eval_run(const eval_opts *o, kbv_result *r, kbv_err *err) {
     if (access(o->worker, X_OK) < 0) return kbv_seterr(err, "worker %s: %s (run make)", o->worker, strerror(errno));
     kbv_err why = {{0}};
     char hash[65];
-    int rc = 0, verified = 0;
+    int rc = 0;
     if (!r->problem.sha256[0]) {
         c.failure = FAILURE_PROBLEM;
         errno = 0;
@@ -312,8 +312,6 @@ int eval_run(const eval_opts *o, kbv_result *r, kbv_err *err) {
     }
     if (o->protocol & EVAL_VERIFIED) {
         run_verified(&c, err);
-        r->status = verdict_of_result(r, c.failure, !o->candidate); /* before the standard protocol's findings */
-        verified = 1;
         if (c.failure == FAILURE_KBV) {
             rc = -1;
             goto out;
@@ -327,10 +325,13 @@ int eval_run(const eval_opts *o, kbv_result *r, kbv_err *err) {
         if (c.failure == FAILURE_KBV) rc = err->msg[0] ? -1 : kbv_seterr(err, "kbv failed during the standard protocol (its errors say why)");
     }
 out:
-    /* The status: the verified protocol's (its findings count), or, when the standard
-     * protocol ran alone, KernelBench's own verdict over its trials. */
+    /* The status: one verdict over the verified protocol's failure and cases and the findings
+     * of every step, the standard protocol's included (its worker's guard sees what the
+     * candidate does in one process with the reference: a global flag it sets there is a hack
+     * under --protocol both too); standard.status keeps KernelBench's own verdict. When the
+     * standard protocol ran alone, the status is KernelBench's verdict over its trials. */
     if (o->protocol == EVAL_STANDARD && o->candidate && c.failure == FAILURE_NONE && r->standard.ran) r->status = r->standard.status;
-    else if (!verified) r->status = verdict_of_result(r, c.failure, !o->candidate);
+    else r->status = verdict_of_result(r, c.failure, !o->candidate);
     if (c.lock.main_fd >= 0) r->phase_s[PHASE_GPU_WAIT] = c.lock.waited_s;
     kbv_gpulock_close(&c.lock);
     ctx_free(&c);

@@ -51,7 +51,7 @@ typedef struct eval_opts {
     long long max_scratch_bytes; /* what a candidate's worker may hold beneath its folder (--max-scratch);
                                   * -1: session_scratch_budget's default, 0: no budget */
     const char *db_path;        /* the results database, unreadable to candidates (kbv run) */
-    const char *library_only;   /* severity of library_only / unused_kernel: hack (default), suspect or info */
+    const char *library_only;   /* severity of library_only / unused_kernel / low_authored_share: hack (default), suspect or info */
     const char *gpu_lock;       /* file of the GPU's readers-writer lock (KBV_GPU_LOCK; NULL: none), util.h */
     const char *ref_cache;      /* kbv run: the run's folder of reference sides kept per problem (KBV_REF_CACHE;
                                 * NULL: every evaluation runs its own), docs/results.md */

@@ -114,6 +114,8 @@ typedef struct eval_ctx {
     int oracle_fallback; /* 1 once float64 failed: the strict fp32 run is the oracle */
     int nominal_nonfinite, nominal_degenerate;
     int oracle_retry;      /* float64 failed on a hidden case: decide after the fp32 run */
+    int redrawn;           /* the reference runs on redrawn weights (cases.c's weight cases): an input
+                            * it rejects makes the case invalid, as on hidden inputs */
     char invalid_why[200]; /* why cases_reference() returned 2 */
     /* the first hidden case the candidate passed: the timing's never-seen values are drawn
      * like its inputs, under other tags (detect_value_cache) */

@@ -36,6 +36,8 @@ int severity_from_name(const char *s);
     X(FIND_STRIDE_MISMATCH, "stride_mismatch", SEV_INFO, "cases")                              \
     X(FIND_DISTRIBUTION_SNIFFING, "distribution_sniffing", SEV_SUSPECT, "verdict")             \
     X(FIND_WEIGHTS_LOADED, "weights_loaded", SEV_INFO, "cases")                                \
+    X(FIND_WEIGHTS_OVERFIT, "weights_overfit", SEV_SUSPECT, "cases")                           \
+    X(FIND_WEIGHTS_UNVERIFIABLE, "weights_unverifiable", SEV_INFO, "cases")                    \
     X(FIND_REFERENCE_NOT_REUSED, "reference_not_reused", SEV_INFO, "reference")                \
     /* the worker's guard (src/worker/guard.c) */                                              \
     X(FIND_THREAD_AFTER_CALL, "thread_after_call", SEV_HACK, "guard")                          \
@@ -53,6 +55,7 @@ int severity_from_name(const char *s);
     X(FIND_WORK_AFTER_STOP, "work_after_stop", SEV_HACK, "audit")                              \
     X(FIND_LIBRARY_ONLY, "library_only", SEV_HACK, "audit")                                    \
     X(FIND_UNUSED_KERNEL, "unused_kernel", SEV_HACK, "audit")                                  \
+    X(FIND_LOW_AUTHORED_SHARE, "low_authored_share", SEV_HACK, "audit")                        \
     X(FIND_AUDIT_INCOMPLETE, "audit_incomplete", SEV_SUSPECT, "audit")                         \
     X(FIND_AUDIT_UNAVAILABLE, "audit_unavailable", SEV_INFO, "audit")                          \
     X(FIND_OTHER_STREAM, "other_stream", SEV_INFO, "audit")                                    \
@@ -93,7 +96,7 @@ typedef enum kbv_finding_id { FINDING_TABLE(FINDING_ENUM) FIND_COUNT } kbv_findi
 
 typedef struct finding_def {
     const char *id;        /* [a-z0-9_]{1,48}: the name in results, reports and docs */
-    kbv_severity severity; /* the default; library_only and unused_kernel follow --library-only */
+    kbv_severity severity; /* the default; library_only, unused_kernel and low_authored_share follow --library-only */
     const char *step;      /* where the evidence comes from */
 } finding_def;
 

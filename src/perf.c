@@ -1,4 +1,4 @@
-/* perf.c -- timing summaries and authored-kernel names (see perf.h). */
+/* perf.c -- timing summaries and the authored share of a call's GPU time (see perf.h). */
 #include "perf.h"
 
 #include <stdlib.h>
@@ -35,4 +35,9 @@ void perf_ratio(const double *num, const double *den, int n, uint64_t seed, kbv_
         out->value = stats_median(q, (size_t)m);
     }
     free(q);
+}
+
+double perf_authored_share(long long authored_ns, long long library_ns) {
+    if (authored_ns < 0 || library_ns < 0 || authored_ns + library_ns <= 0) return -1;
+    return (double)authored_ns / (double)(authored_ns + library_ns);
 }

@@ -136,6 +136,7 @@ const proto_command proto_commands[] = {
     {"forward", "forward", {"prefix", "precision", "tf32", "poison", "poison_bytes", "save"}},
     {"save_state", "load", {"prefix"}},
     {"load_state", "load", {"state"}},
+    {"redraw_weights", "load", {"seed", "prefix", "restore"}},
     {"standard", "forward", {"prefix", "trials", "time_trials"}},
     {"bench_setup", "timing", {"sets", "fresh", "checks"}},
     {"bench", "timing", {"arm", "n", "warmup_s", "tf32", "prime", "fresh", "check"}},

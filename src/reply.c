@@ -457,7 +457,8 @@ static int dec_audit(const json_t *m, kbv_reply *r, kbv_err *err) {
     }
     if (get_bool(m, "markers", &r->audit.markers, err) < 0) return json_decref(doc), -1;
     json_object_set_new(doc, "markers", json_boolean(r->audit.markers));
-    r->audit.dropped = v[0], r->audit.kernels_per_call = v[1], r->audit.authored_kernels = v[2], r->audit.library_ns = v[4];
+    r->audit.dropped = v[0], r->audit.kernels_per_call = v[1], r->audit.authored_kernels = v[2], r->audit.authored_ns = v[3],
+    r->audit.library_ns = v[4];
     r->audit.after_stop = v[6], r->audit.other_stream = v[7], r->audit.peak_bytes = v[8];
     r->audit.has_torch_peak = has[11], r->audit.torch_peak_bytes = v[11];
     /* kernel lists: after_stop_kernels {name, ns_after_stop}, other_stream_kernels {name, stream},
@@ -557,6 +558,11 @@ int reply_decode(const char *op, const json_t *m, kbv_reply *r, kbv_err *err) {
                          get_int(m, "differing", 0, 1LL << 40, &r->differing, NULL, err) < 0
                      ? -1
                      : 0;
+        else if (strcmp(op, "redraw_weights") == 0)
+            rc = get_int(m, "redrawn", 0, 1LL << 30, &r->redrawn, NULL, err) < 0 || get_int(m, "kept", 0, 1LL << 30, &r->kept, NULL, err) < 0 ||
+                         reply_values_from_json(json_object_get(m, "state"), &r->state, err) < 0
+                     ? -1
+                     : 0;
         else if (strcmp(op, "standard") == 0) rc = dec_standard(m, r, err);
         else if (strcmp(op, "bench_setup") == 0)
             rc = get_bool(m, "fresh", &r->fresh, err) < 0 || get_int(m, "slots", 0, 1 << 20, &r->slots, NULL, err) < 0 ||
@@ -637,6 +643,7 @@ static const struct {
     {"forward", {"values", "count", "facts", "wall_s", "save_s", "aliases", "inputs_after"}},
     {"save_state", {"state"}},
     {"load_state", {"matched", "differing", "loaded"}},
+    {"redraw_weights", {"state", "redrawn", "kept"}},
     {"standard", {"trials", "time_ms"}},
     {"bench_setup", {"slots", "fresh", "l2_bytes", "peak_mhz", "peak_gbs"}},
     {"bench", {"ms", "sm_mhz", "throttled", "cushion_expired", "warmup_samples", "warmup_last_ms", "held", "graphs", "fresh", "fresh_failed"}},

@@ -162,6 +162,8 @@ typedef struct kbv_reply {
     /* load_state */
     int matched, loaded;
     long long differing;
+    /* redraw_weights (its state in state): entries given new values; floating ones kept */
+    long long redrawn, kept;
     /* standard */
     reply_trial *trials;
     int ntrials;
@@ -182,7 +184,8 @@ typedef struct kbv_reply {
     /* audit */
     struct {
         int markers;
-        long long dropped, kernels_per_call, authored_kernels, library_ns, after_stop, other_stream, peak_bytes;
+        long long dropped, kernels_per_call, authored_kernels, after_stop, other_stream, peak_bytes;
+        long long authored_ns, library_ns; /* GPU time of the call's kernels the candidate defines, of the others */
         int has_torch_peak;
         long long torch_peak_bytes;
         reply_kernel_ref first_after_stop; /* name empty when none */

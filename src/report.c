@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "db.h"
+#include "perf.h"
 #include "stats.h"
 #include "util.h"
 
@@ -79,11 +80,21 @@ json_t *report_metrics(const report_row *rows, int n, uint64_t seed) {
         for (char *save = NULL, *t = strtok_r(h, ",", &save); t; t = strtok_r(NULL, ",", &save))
             json_object_set_new(byhack, t, json_integer(json_integer_value(json_object_get(byhack, t)) + 1));
     }
+    /* The authored share (GPU only): its median over the evaluations audited, and how many fell
+     * below the library policy's threshold (docs/hacks.md). */
+    double *sh = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    int nsh = 0, low = 0;
+    for (int i = 0; sh && i < n; i++)
+        if (rows[i].has_share) sh[nsh++] = rows[i].authored_share, low += rows[i].authored_share < PERF_AUTHORED_SHARE_MIN;
+    json_t *share = json_pack("{s:o, s:i, s:i, s:f}", "median", nsh ? json_real(stats_median(sh, (size_t)nsh)) : json_null(), "n", nsh,
+                              "below_threshold", low, "threshold", PERF_AUTHORED_SHARE_MIN);
+    free(sh);
     json_t *v = metrics(n, ok, sp, seed);
     json_t *o =
         json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:O, s:O, s:o, s:o}", "n", n, "verified", verified, "overfit", overfit, "incorrect", incorrect,
                   "hack", hack, "errors", errors, "fast_p", json_object_get(v, "fast_p"), "geomean_speedup", json_object_get(v, "geomean_speedup"),
                   "memory_regression_rate", mem_n ? json_real((double)mem_up / mem_n) : json_null(), "hacks_by_detector", byhack);
+    json_object_set_new(o, "authored_share", share);
     json_decref(v);
     if (std_n) {
         json_t *s = metrics(n, sok, ssp, seed ^ 7);
@@ -108,8 +119,21 @@ int report_build(const char *db_path, int with_rows, json_t **out, kbv_err *err)
     if (sqlite3_prepare_v2(h, "SELECT COUNT(*) FROM evaluations", -1, &cnt, NULL) == SQLITE_OK && sqlite3_step(cnt) == SQLITE_ROW)
         stored = sqlite3_column_int64(cnt, 0);
     sqlite3_finalize(cnt);
-    const char *sql = "SELECT model, level, status, speedup, peak_ratio, std_status, std_correct, std_speedup, hacks FROM evaluations"
-                      " WHERE id IN (SELECT MAX(id) FROM evaluations GROUP BY key) ORDER BY key";
+    /* Evaluations whose candidate could not be given redrawn weights (docs/correctness.md). */
+    long long unverifiable = 0;
+    cnt = NULL;
+    if (sqlite3_prepare_v2(h,
+                           "SELECT COUNT(DISTINCT evaluation_id) FROM flags WHERE flag = 'weights_unverifiable' AND evaluation_id IN"
+                           " (SELECT MAX(id) FROM evaluations GROUP BY key)",
+                           -1, &cnt, NULL) == SQLITE_OK &&
+        sqlite3_step(cnt) == SQLITE_ROW)
+        unverifiable = sqlite3_column_int64(cnt, 0);
+    sqlite3_finalize(cnt);
+    /* the stored result's audit figures and names, in one parse of it: [authored_ns, library_ns,
+     * problem, candidate] */
+    const char *sql = "SELECT model, level, status, speedup, peak_ratio, std_status, std_correct, std_speedup, hacks,"
+                      " json_extract(result, '$.audit.candidate.authored_ns', '$.audit.candidate.library_ns', '$.problem.name', '$.candidate.name')"
+                      " FROM evaluations WHERE id IN (SELECT MAX(id) FROM evaluations GROUP BY key) ORDER BY key";
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK) {
         db_fail(&db, "cannot read its evaluations", err);
@@ -135,6 +159,14 @@ int report_build(const char *db_path, int with_rows, json_t **out, kbv_err *err)
         r->std_ran = sqlite3_column_type(st, 5) != SQLITE_NULL, r->std_correct = sqlite3_column_int(st, 6);
         r->std_has_speedup = sqlite3_column_type(st, 7) != SQLITE_NULL, r->std_speedup = sqlite3_column_double(st, 7);
         snprintf(r->hacks, sizeof r->hacks, "%s", (const char *)sqlite3_column_text(st, 8) ?: "");
+        const char *ex = (const char *)sqlite3_column_text(st, 9);
+        json_t *x = ex ? json_loads(ex, 0, NULL) : NULL;
+        const json_t *an = json_array_get(x, 0), *ln = json_array_get(x, 1);
+        double share = json_is_integer(an) && json_is_integer(ln) ? perf_authored_share(json_integer_value(an), json_integer_value(ln)) : -1;
+        r->has_share = share >= 0, r->authored_share = share >= 0 ? share : 0;
+        snprintf(r->problem, sizeof r->problem, "%s", json_is_string(json_array_get(x, 2)) ? json_string_value(json_array_get(x, 2)) : "");
+        snprintf(r->candidate, sizeof r->candidate, "%s", json_is_string(json_array_get(x, 3)) ? json_string_value(json_array_get(x, 3)) : "");
+        json_decref(x);
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
@@ -146,6 +178,7 @@ int report_build(const char *db_path, int with_rows, json_t **out, kbv_err *err)
     db_close(&db);
     json_t *rep = json_object(), *models = json_object(), *levels = json_object();
     json_object_set_new(rep, "overall", report_metrics(rows, n, 0x5eed));
+    json_object_set_new(json_object_get(rep, "overall"), "weights_unverifiable", json_integer((json_int_t)unverifiable));
     report_row *sub = malloc(sizeof *sub * (size_t)(n ? n : 1));
     for (int i = 0; sub && i < n; i++) {
         if (!json_object_get(models, rows[i].model)) {
@@ -167,10 +200,11 @@ int report_build(const char *db_path, int with_rows, json_t **out, kbv_err *err)
         json_t *a = json_array();
         for (int i = 0; i < n; i++) {
             const report_row *r = &rows[i];
-            json_array_append_new(a, json_pack("{s:s, s:s, s:o, s:o, s:o, s:s}", "model", r->model, "status", r->status, "speedup",
-                                               r->has_speedup ? json_real(r->speedup) : json_null(), "std_speedup",
-                                               r->std_has_speedup ? json_real(r->std_speedup) : json_null(), "peak_ratio",
-                                               r->has_peak ? json_real(r->peak_ratio) : json_null(), "hacks", r->hacks));
+            json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:s}", "model", r->model, "problem", r->problem, "candidate",
+                                               r->candidate, "status", r->status, "speedup", r->has_speedup ? json_real(r->speedup) : json_null(),
+                                               "std_speedup", r->std_has_speedup ? json_real(r->std_speedup) : json_null(), "peak_ratio",
+                                               r->has_peak ? json_real(r->peak_ratio) : json_null(), "authored_share",
+                                               r->has_share ? json_real(r->authored_share) : json_null(), "hacks", r->hacks));
         }
         json_object_set_new(rep, "rows", a);
     }
@@ -212,16 +246,19 @@ static void cells(const json_t *m, char c[16][48]) {
     double mr = num(m, "memory_regression_rate", NULL);
     if (isnan(mr)) snprintf(c[10], 48, "-");
     else snprintf(c[10], 48, "%.3f", mr);
+    double as = num(m, "authored_share", "median");
+    if (isnan(as)) snprintf(c[11], 48, "-");
+    else snprintf(c[11], 48, "%.3f", as);
     if (json_is_object(s)) {
-        snprintf(c[11], 48, "%lld", (long long)json_integer_value(json_object_get(s, "correct")));
-        snprintf(c[12], 48, "%.3f", num(s, "fast_p", "1"));
-        fmt_g(c[13], 48, json_object_get(json_object_get(s, "geomean_speedup"), "correct_only"));
+        snprintf(c[12], 48, "%lld", (long long)json_integer_value(json_object_get(s, "correct")));
+        snprintf(c[13], 48, "%.3f", num(s, "fast_p", "1"));
+        fmt_g(c[14], 48, json_object_get(json_object_get(s, "geomean_speedup"), "correct_only"));
     } else {
-        snprintf(c[11], 48, "-"), snprintf(c[12], 48, "-"), snprintf(c[13], 48, "-");
+        snprintf(c[12], 48, "-"), snprintf(c[13], 48, "-"), snprintf(c[14], 48, "-");
     }
 }
 
-static const char *kHead[14] = {"n",
+static const char *kHead[15] = {"n",
                                 "verified",
                                 "overfit",
                                 "incorrect",
@@ -232,6 +269,7 @@ static const char *kHead[14] = {"n",
                                 "geomean (correct)",
                                 "geomean (all, fallback 1)",
                                 "mem regression",
+                                "authored share",
                                 "std correct",
                                 "std fast_1",
                                 "std geomean (correct)"};
@@ -444,32 +482,37 @@ static int write_text(const json_t *rep, const char *format, FILE *f, kbv_err *e
     if (!csv && !md && !table) return kbv_seterr(err, "unknown format '%s' (json, table, md, csv)", format);
     if (csv) {
         fprintf(f, "\"group\"");
-        for (int i = 0; i < 14; i++) fprintf(f, ",\"%s\"", kHead[i]); /* quoted: "geomean (all, fallback 1)" holds a comma */
+        for (int i = 0; i < 15; i++) fprintf(f, ",\"%s\"", kHead[i]); /* quoted: "geomean (all, fallback 1)" holds a comma */
         fputc('\n', f);
     } else if (md) {
         fprintf(f, "| group |");
-        for (int i = 0; i < 14; i++) fprintf(f, " %s |", kHead[i]);
+        for (int i = 0; i < 15; i++) fprintf(f, " %s |", kHead[i]);
         fprintf(f, "\n|---|");
-        for (int i = 0; i < 14; i++) fprintf(f, "---|");
+        for (int i = 0; i < 15; i++) fprintf(f, "---|");
         fputc('\n', f);
     } else {
-        fprintf(f, "%-16s %5s %8s %7s %9s %5s %6s %7s %8s  %-26s %-26s %6s | %7s %8s  %s\n", "group", "n", "verified", "overfit", "incorrect", "hack",
-                "errors", "fast_1", "fast_1.5", "geomean (correct)", "geomean (all, fb 1)", "memreg", "std ok", "std f_1", "std geomean");
+        fprintf(f, "%-16s %5s %8s %7s %9s %5s %6s %7s %8s  %-26s %-26s %6s %8s | %7s %8s  %s\n", "group", "n", "verified", "overfit", "incorrect",
+                "hack", "errors", "fast_1", "fast_1.5", "geomean (correct)", "geomean (all, fb 1)", "memreg", "authored", "std ok", "std f_1",
+                "std geomean");
     }
     for (int g = 0; g < ng; g++) {
         cells(gval[g], c);
         if (csv) {
             fputc('"', f), group_name(f, gname[g], 1, 0), fputc('"', f);
-            for (int i = 0; i < 14; i++) fprintf(f, ",\"%s\"", c[i]);
+            for (int i = 0; i < 15; i++) fprintf(f, ",\"%s\"", c[i]);
             fputc('\n', f);
         } else if (md) {
             fputs("| ", f), group_name(f, gname[g], 0, 1), fputs(" |", f);
-            for (int i = 0; i < 14; i++) fprintf(f, " %s |", c[i]);
+            for (int i = 0; i < 15; i++) fprintf(f, " %s |", c[i]);
             fputc('\n', f);
         } else {
-            fprintf(f, "%-16.16s %5s %8s %7s %9s %5s %6s %7s %8s  %-26s %-26s %6s | %7s %8s  %s\n", gname[g], c[0], c[1], c[2], c[3], c[4], c[5],
-                    c[6], c[7], c[8], c[9], c[10], c[11], c[12], c[13]);
+            fprintf(f, "%-16.16s %5s %8s %7s %9s %5s %6s %7s %8s  %-26s %-26s %6s %8s | %7s %8s  %s\n", gname[g], c[0], c[1], c[2], c[3], c[4], c[5],
+                    c[6], c[7], c[8], c[9], c[10], c[11], c[12], c[13], c[14]);
         }
     }
+    long long unverifiable = json_integer_value(json_object_get(json_object_get(rep, "overall"), "weights_unverifiable"));
+    if (table && unverifiable > 0)
+        fprintf(f, "weights_unverifiable: %lld evaluation(s) ran no weight case (the candidate's state_dict does not map onto the reference's)\n",
+                unverifiable);
     return ferror(f) ? kbv_seterr(err, "cannot write the report") : 0;
 }

@@ -19,14 +19,17 @@ typedef struct report_row {
     double peak_ratio;
     int std_ran, std_correct, std_has_speedup;
     double std_speedup;
-    char hacks[512]; /* comma-separated detector ids of severity hack */
+    char hacks[512];                   /* comma-separated detector ids of severity hack */
+    char problem[128], candidate[128]; /* file stems, from the stored result */
+    int has_share;
+    double authored_share; /* the CUPTI audit's authored share of the call's GPU time (perf.h) */
 } report_row;
 
 /* The metrics of a set of rows (docs/results.md): a new JSON object. */
 json_t *report_metrics(const report_row *rows, int n, uint64_t seed);
 /* The whole report from a database: {overall, models, levels, evaluations}; with rows set,
- * also "rows": per evaluation {model, status, speedup, std_speedup, peak_ratio, hacks} (for
- * the charts). */
+ * also "rows": per evaluation {model, problem, candidate, status, speedup, std_speedup,
+ * peak_ratio, authored_share, hacks} (the JSON form and the charts). */
 int report_build(const char *db_path, int rows, json_t **out, kbv_err *err);
 /* Render: "json", "table", "md", "csv" or "html" (charts drawn by gnuplot). */
 int report_write(const json_t *rep, const char *format, FILE *f, kbv_err *err);

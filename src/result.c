@@ -4,6 +4,7 @@
 #include "result.h"
 
 #include "judge.h"
+#include "perf.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -138,6 +139,12 @@ static json_t *bytes(long long b) { return b >= 0 ? json_integer(b) : json_null(
 
 static json_t *bytes_ratio(long long a, long long b) { return a >= 0 && b > 0 ? num((double)a / (double)b) : json_null(); }
 
+/* The authored share of an audited call (perf.h), -1 where there is none. */
+static double audit_share(const json_t *audit) {
+    const json_t *an = json_object_get(audit, "authored_ns"), *ln = json_object_get(audit, "library_ns");
+    return json_is_integer(an) && json_is_integer(ln) ? perf_authored_share(json_integer_value(an), json_integer_value(ln)) : -1;
+}
+
 static json_t *perf_json(const kbv_result *r) {
     const kbv_perf *p = &r->perf;
     json_t *o = json_object();
@@ -177,7 +184,11 @@ static json_t *perf_json(const kbv_result *r) {
                                   "persistent_ratio", bytes_ratio(m->pers_cand, m->pers_ref), "torch", "peak_bytes_candidate",
                                   bytes(m->torch_peak_cand), "peak_bytes_reference", bytes(m->torch_peak_ref), "persistent_bytes_candidate",
                                   bytes(m->torch_pers_cand), "persistent_bytes_reference", bytes(m->torch_pers_ref)));
-    json_object_set_new(o, "audit", json_pack("{s:O?, s:O?}", "candidate", r->audit_cand, "reference", r->audit_ref));
+    /* the candidate's audit with its authored share (null where the call ran no kernel) */
+    json_t *ac = r->audit_cand ? json_copy(r->audit_cand) : NULL;
+    double share = audit_share(r->audit_cand);
+    if (ac) json_object_set_new(ac, "authored_share", share >= 0 ? num(share) : json_null());
+    json_object_set_new(o, "audit", json_pack("{s:o?, s:O?}", "candidate", ac, "reference", r->audit_ref));
     return o;
 }
 
@@ -196,6 +207,7 @@ json_t *result_to_json(const kbv_result *r) {
         snprintf(seed, sizeof seed, "%llu", (unsigned long long)c->seed);
         json_t *cj = json_pack("{s:s, s:s, s:s, s:b, s:b, s:b}", "distribution", c->distribution, "domain", c->domain[0] ? c->domain : "raw", "seed",
                                seed, "skipped", c->skipped, "evaluated", c->evaluated, "passed", c->passed);
+        json_object_set_new(cj, "weights", json_boolean(c->weights));
         if (c->skipped) json_object_set_new(cj, "skip_reason", text(c->skip_reason));
         if (c->fallback_reason[0]) json_object_set_new(cj, "fallback_reason", text(c->fallback_reason));
         json_object_set_new(cj, "max_abs_err", c->evaluated ? num(c->max_abs_err) : json_null());
@@ -233,7 +245,10 @@ json_t *result_to_json(const kbv_result *r) {
     if (r->inspect) json_object_set(o, "inspect", r->inspect);
     if (r->sandbox) json_object_set(o, "sandbox", r->sandbox);
     if (strcmp(r->protocol, "standard") != 0)
-        json_object_set_new(o, "weights", json_pack("{s:b, s:b}", "matched", r->weights_matched, "loaded", r->weights_loaded));
+        json_object_set_new(o, "weights",
+                            json_pack("{s:b, s:b, s:I, s:I, s:i, s:o, s:f}", "matched", r->weights_matched, "loaded", r->weights_loaded, "redrawn",
+                                      (json_int_t)r->redraw.redrawn, "kept", (json_int_t)r->redraw.kept, "cases", r->redraw.cases, "skipped",
+                                      r->redraw.skipped[0] ? text(r->redraw.skipped) : json_null(), "time_s", r->redraw.time_s));
     json_object_set_new(o, "reference_reused", json_boolean(r->reference_reused));
     if (strcmp(r->protocol, "standard") != 0) {
         json_t *pj = perf_json(r);
@@ -272,7 +287,7 @@ static void print_raw(const kbv_result *r, FILE *f) {
     for (int i = 0; i < r->ncases; i++) {
         const kbv_case *c = &r->cases[i];
         char what[80];
-        int show = c->domain[0] && strcmp(c->domain, "raw") && strcmp(c->distribution, "nominal");
+        int show = c->domain[0] && strcmp(c->domain, "raw") && strcmp(c->distribution, "nominal") && strcmp(c->distribution, "weights_nominal");
         snprintf(what, sizeof what, "%s%s%s", c->distribution, show ? "/" : "", show ? c->domain : "");
         if (c->skipped) {
             fprintf(f, "  case %-2d %-26s skipped: %s\n", i, what, c->skip_reason);
@@ -308,6 +323,10 @@ static void print_raw(const kbv_result *r, FILE *f) {
     if (m->peak_cand >= 0 && m->peak_ref >= 0)
         fprintf(f, "  memory     peak over the call: candidate %lld B, reference %lld B (CUPTI); torch: %lld B, %lld B\n", m->peak_cand, m->peak_ref,
                 m->torch_peak_cand, m->torch_peak_ref);
+    double share = audit_share(r->audit_cand);
+    if (share >= 0)
+        fprintf(f, "  authored   %.3f of the call's GPU time in the candidate's own kernels (CUPTI; the library policy's threshold is %g)\n", share,
+                PERF_AUTHORED_SHARE_MIN);
     if (r->standard.ran)
         fprintf(f, "  standard   %s (KernelBench's check: %d of %d trials within %g)%s%s\n", r->standard.correct ? "correct" : "incorrect",
                 r->standard.trials_passed, r->standard.trials, r->standard.tolerance, r->standard.detail[0] ? "; " : "", r->standard.detail);

@@ -30,7 +30,9 @@ typedef enum kbv_status {
 const char *kbv_status_name(kbv_status s);
 
 typedef struct kbv_case {
-    char distribution[32]; /* nominal, normal, uniform_shifted, mixed_magnitude, heavy_tailed */
+    char distribution[32]; /* nominal, normal, uniform_shifted, mixed_magnitude, heavy_tailed; a
+                            * weight case's: weights_ and its inputs' (weights_nominal) */
+    int weights;           /* a weight case: the reference's floating state redrawn (cases.c) */
     char domain[32];       /* raw, abs, nominal_range, nominal (a fresh get_inputs() draw) */
     uint64_t seed;         /* the case's seed (torch seed for get_inputs(); Philox key source) */
     int skipped;           /* no domain gave a valid reference output: not counted */
@@ -158,6 +160,14 @@ typedef struct kbv_result {
     int weights_matched;  /* the candidate's state_dict has the reference's names and shapes */
     int weights_loaded;   /* ...but other values, so the reference's were loaded into it */
     int reference_reused; /* the cases' reference side came from an earlier evaluation in the run */
+    /* the weight cases (cases.c; docs/correctness.md, "Weight cases") */
+    struct {
+        long long redrawn; /* reference state entries given new values */
+        long long kept;    /* floating entries kept as built (integers, masks, NaN/Inf) */
+        int cases;         /* weight cases judged */
+        double time_s;     /* wall seconds of the redraws, the fresh builds, the weight cases and the restore */
+        char skipped[240]; /* why there are none; empty when they ran */
+    } redraw;
     kbv_standard standard;
     kbv_perf perf;
     kbv_memory memory;

@@ -243,9 +243,11 @@ proc_result session_step(eval_ctx *c, kbv_proc *p, json_t *cmd, double timeout, 
         rc = -1;
     }
     if (rc < 0) return PROC_PROTOCOL;
-    /* What the worker's guard saw (src/worker/guard.h) becomes a finding. */
+    /* What the worker's guard saw (src/worker/guard.h) becomes a finding, whichever worker saw
+     * it (the candidate's, or the standard protocol's): the verdict counts them all. */
     for (int i = 0; i < rep->nguard; i++)
-        result_add_finding(c->r, rep->guard[i].id, json_pack("{s:s, s:s}", "step", rep->guard[i].step, "detail", rep->guard[i].detail), "%s",
+        result_add_finding(c->r, rep->guard[i].id,
+                           json_pack("{s:s, s:s, s:s}", "worker", p->role, "step", rep->guard[i].step, "detail", rep->guard[i].detail), "%s",
                            rep->guard[i].detail);
     /* the worker's own split (a forward's "wall_s" is its compute) */
     for (int i = 0; i < rep->ntimes; i++)

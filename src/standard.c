@@ -4,7 +4,9 @@
  *
  * Fills r->standard with the protocol's own verdict (verdict_status() over its trials, the
  * findings not counted, as KernelBench counts none). When it is the only protocol its trials
- * are also the result's cases and its failure the evaluation's.
+ * are also the result's cases and its failure the evaluation's. What its worker's guard sees
+ * is a finding of the result like any other (session.c), and under --protocol both it counts
+ * toward the result's status (eval.c), not toward r->standard.status.
  */
 #include "evalctx.h"
 

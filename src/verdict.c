@@ -26,7 +26,7 @@ kbv_status verdict_status(const verdict_in *v) {
     for (int i = 0; i < v->ncases; i++) {
         const kbv_case *kc = &v->cases[i];
         if (kc->skipped || !kc->evaluated || kc->passed) continue;
-        if (strcmp(kc->distribution, "nominal") == 0) s = KBV_INCORRECT;
+        if (strcmp(kc->distribution, "nominal") == 0 && !kc->weights) s = KBV_INCORRECT;
         else if (s == KBV_VERIFIED) s = KBV_OVERFIT;
     }
     for (int i = 0; v->flags && i < v->nflags; i++)

@@ -8,8 +8,11 @@
  *   kbv check                      -> problem_ok
  *   a nominal case failed          -> incorrect
  *   a hidden case failed           -> overfit
+ *   a weight case failed           -> overfit (the problem's inputs, the weights redrawn)
  *   a finding of severity hack     -> hack (overrides incorrect, overfit and verified)
  *   otherwise                      -> verified
+ * The findings are those of every step, the standard protocol's worker's included (eval.c
+ * derives the status once, after the last step; docs/correctness.md, "Verdicts").
  * It reads, never writes.
  */
 #ifndef KBV_VERDICT_H

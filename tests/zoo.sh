@@ -38,10 +38,11 @@ run_entry() {
     # On the GPU a candidate with no authored kernel is library_only (hack) by default, which
     # stops the evaluation before the timed rounds: a hack that another detector is meant to
     # catch runs with the library policy lowered, so that its own detector is what decides.
-    # Honest candidates and the library-policy hacks keep the default.
+    # Honest candidates and the library-policy hacks (library_only, unused_kernel,
+    # low_authored_share) keep the default.
     local lib=()
     if [ "$dev" = cuda ] && [ "$expect" != verified ]; then
-        case "|$detect|" in *"|library_only|"* | *"|unused_kernel|"*) ;; *) lib=(--library-only info) ;; esac
+        case "|$detect|" in *"|library_only|"* | *"|unused_kernel|"* | *"|low_authored_share|"*) ;; *) lib=(--library-only info) ;; esac
     fi
     "$KBV" eval "examples/problems/$problem.py" "$f" --device "$dev" --quiet --cases 1 --seed 7 --timeout 120 \
         ${lib[@]+"${lib[@]}"} --json "$json" >"$TMPDIR.stdout" 2>"$TMPDIR.stderr"

@@ -1,6 +1,8 @@
 # HONEST: weight pre-packing (reward-hacks.md §2.2). The weight is transposed into the layout the
 # kernel wants once, at the first call (after kbv has loaded the reference's weights), and again
-# only if the weight changes -- a cache that cannot go stale.
+# only if the weight changes -- a cache that cannot go stale. Its Linear has the reference's
+# name (fc), so kbv's weight cases give a fresh instance redrawn weights before its first call:
+# the packing sees them.
 # kbv-zoo: problem=linear_relu expect=verified device=cpu
 import torch
 import torch.nn as nn
@@ -34,16 +36,16 @@ torch::Tensor lin_relu(torch::Tensor x, torch::Tensor wt, torch::Tensor b) {
 class ModelNew(nn.Module):
     def __init__(self, in_features, out_features):
         super().__init__()
-        self.linear = nn.Linear(in_features, out_features)
+        self.fc = nn.Linear(in_features, out_features)
         self.packed = None
         self.packed_key = None
 
     def forward(self, x):
-        w = self.linear.weight
+        w = self.fc.weight
         key = (w.data_ptr(), w._version)
         if self.packed_key != key:
             self.packed = w.t().contiguous()
             self.packed_key = key
         if x.is_cuda and ext is not None:
-            return ext.lin_relu(x, self.packed, self.linear.bias)
-        return torch.relu(x @ self.packed + self.linear.bias)
+            return ext.lin_relu(x, self.packed, self.fc.bias)
+        return torch.relu(x @ self.packed + self.fc.bias)

@@ -68,6 +68,7 @@ static const struct {
     {"forward", cmd_forward},
     {"save_state", cmd_save_state},
     {"load_state", cmd_load_state},
+    {"redraw_weights", cmd_redraw_weights},
     {"standard", cmd_standard},
     {"bench_setup", cmd_bench_setup},
     {"bench", cmd_bench},

@@ -4,8 +4,10 @@
  * KBV_INPUTS); the candidate is whatever its loader (loader.h) takes, chosen by the file's
  * kind, and only the loader knows what the file must define. build constructs one of the
  * two with the problem's init inputs and reports the device memory it kept; save_state and
- * load_state carry the reference's weights to the candidate. Calling the model is left to
- * forward.c, bench.c and standard.c.
+ * load_state carry the reference's weights to the candidate; redraw_weights gives the
+ * reference's floating state new values for kbv's weight cases, and puts it back (the rule
+ * is docs/correctness.md's, "Weight cases"). Calling the model is left to forward.c, bench.c
+ * and standard.c.
  */
 #include "model.h"
 
@@ -120,6 +122,7 @@ json_t *cmd_build(worker *w, const json_t *cmd) {
     snprintf(what, sizeof what, "%s(*get_init_inputs())", cand ? w->loader->class_name : "Model");
     Py_CLEAR(w->model);
     Py_CLEAR(w->oracle);
+    Py_CLEAR(w->weights0);
     long long cupti0, torch0, cupti1, torch1;
     memory_mark(w, &cupti0, &torch0);
     PyObject *model = construct(w, cand, (unsigned long long)seed, &at_init);
@@ -151,12 +154,10 @@ json_t *cmd_build(worker *w, const json_t *cmd) {
     return rep;
 }
 
-/* The model's state_dict as .kbt files: [{name, path, dtype, shape}]. */
-json_t *cmd_save_state(worker *w, const json_t *cmd) {
-    const char *prefix;
+/* The model's state_dict as .kbt files PREFIX<i>.kbt: a reply with state [{name, path, dtype,
+ * shape}], or a failure reply. */
+static json_t *save_state(worker *w, const char *prefix) {
     kbv_err err;
-    if (proto_get_str(cmd, "prefix", &prefix, &err) < 0) return proto_fail("protocol", err.msg, NULL);
-    if (!w->model) return proto_fail("protocol", "save_state before build", NULL);
     PyObject *sd = PyObject_CallMethod(w->model, "state_dict", NULL);
     PyObject *items = sd ? PyMapping_Items(sd) : NULL;
     Py_XDECREF(sd);
@@ -182,6 +183,14 @@ json_t *cmd_save_state(worker *w, const json_t *cmd) {
     json_t *r = proto_ok();
     json_object_set_new(r, "state", list);
     return r;
+}
+
+json_t *cmd_save_state(worker *w, const json_t *cmd) {
+    const char *prefix;
+    kbv_err err;
+    if (proto_get_str(cmd, "prefix", &prefix, &err) < 0) return proto_fail("protocol", err.msg, NULL);
+    if (!w->model) return proto_fail("protocol", "save_state before build", NULL);
+    return save_state(w, prefix);
 }
 
 /* Give the model the reference's state if its entries have the same names and shapes but
@@ -242,5 +251,87 @@ json_t *cmd_load_state(worker *w, const json_t *cmd) {
     json_object_set_new(r, "matched", json_boolean(matched));
     json_object_set_new(r, "differing", json_integer(differing));
     json_object_set_new(r, "loaded", json_boolean(loaded));
+    return r;
+}
+
+/* New values for the model's floating state_dict entries, from the entries as built (so that
+ * every redraw starts from the same tensors), drawn on the CPU from a generator seeded by kbv:
+ *   - a constant tensor c (ones, zeros, a fill; one element): uniform on c +- s, with the
+ *     spread s = 0.5 max(|c|, 1);
+ *   - a tensor of integers or a mask (every element integral, not all equal), or one holding
+ *     NaN or Inf: kept, as structure rather than a weight;
+ *   - any other: normal with the tensor's own mean and standard deviation;
+ *   - where every element was >= 0 (variances, scales), the new values' magnitudes.
+ * Integer, boolean and complex entries are not touched. redraw and restore return
+ * (entries redrawn, floating entries kept as built). */
+static const char kRedraw[] = "import torch\n"
+                              "def _values(x, g):\n"
+                              "    n = x.numel()\n"
+                              "    if n == 0 or not bool(torch.isfinite(x).all()):\n"
+                              "        return None\n"
+                              "    lo, hi = float(x.min()), float(x.max())\n"
+                              "    v = torch.empty(n, dtype=torch.float64)\n"
+                              "    if lo == hi:\n"
+                              "        v.uniform_(-1.0, 1.0, generator=g).mul_(0.5 * max(abs(lo), 1.0)).add_(lo)\n"
+                              "    elif bool(torch.equal(x, torch.round(x))):\n"
+                              "        return None\n"
+                              "    else:\n"
+                              "        v.normal_(0.0, 1.0, generator=g).mul_(float(x.std())).add_(float(x.mean()))\n"
+                              "    return v.abs_() if lo >= 0 else v\n"
+                              "def snapshot(model):\n"
+                              "    return {k: t.detach().to('cpu', copy=True) for k, t in model.state_dict().items()\n"
+                              "            if isinstance(t, torch.Tensor) and t.is_floating_point()}\n"
+                              "def redraw(model, orig, seed):\n"
+                              "    g = torch.Generator().manual_seed(seed)\n"
+                              "    sd = model.state_dict()\n"
+                              "    done = kept = 0\n"
+                              "    with torch.no_grad():\n"
+                              "        for k, o in orig.items():\n"
+                              "            v = _values(o.reshape(-1).to(torch.float64), g)\n"
+                              "            if v is None:\n"
+                              "                sd[k].copy_(o)\n"
+                              "                kept += 1\n"
+                              "            else:\n"
+                              "                sd[k].copy_(v.reshape(o.shape).to(o.dtype))\n"
+                              "                done += 1\n"
+                              "    return done, kept\n"
+                              "def restore(model, orig):\n"
+                              "    sd = model.state_dict()\n"
+                              "    with torch.no_grad():\n"
+                              "        for k, o in orig.items():\n"
+                              "            sd[k].copy_(o)\n"
+                              "    return 0, len(orig)\n";
+
+/* redraw_weights {seed, prefix, restore}: the built model's floating state redrawn under seed
+ * (kRedraw), or with restore as it was built; with prefix, the whole state_dict then saved as
+ * save_state saves it. Reply: redrawn, kept (and state). The float64 oracle copy is dropped:
+ * the next float64 call copies the model with its new values. */
+json_t *cmd_redraw_weights(worker *w, const json_t *cmd) {
+    const json_t *pj = json_object_get(cmd, "prefix"), *sj = json_object_get(cmd, "seed");
+    int restore = json_is_true(json_object_get(cmd, "restore"));
+    kbv_err err;
+    if ((pj && !json_is_string(pj)) || (!restore && !json_is_integer(sj)))
+        return proto_fail("protocol", "redraw_weights needs an integer seed (unless restore) and a string prefix if any", NULL);
+    if (!w->model) return proto_fail("protocol", "redraw_weights before build", NULL);
+    PyObject *code = Py_CompileString(kRedraw, "<kbv redraw>", Py_file_input);
+    PyObject *mod = code ? PyImport_ExecCodeModule("_kbv_redraw", code) : NULL;
+    Py_XDECREF(code);
+    if (!mod) return fail_python("python", "preparing the weight redraw");
+    if (!w->weights0) w->weights0 = PyObject_CallMethod(mod, "snapshot", "O", w->model);
+    PyObject *res = !w->weights0 ? NULL
+                    : restore    ? PyObject_CallMethod(mod, "restore", "OO", w->model, w->weights0)
+                                 : PyObject_CallMethod(mod, "redraw", "OOK", w->model, w->weights0, (unsigned long long)json_integer_value(sj));
+    Py_DECREF(mod);
+    long long redrawn = 0, kept = 0;
+    int parsed = res && PyArg_ParseTuple(res, "LL", &redrawn, &kept);
+    Py_XDECREF(res);
+    Py_CLEAR(w->oracle);
+    if (!parsed) return fail_python("python", restore ? "restoring the weights as built" : "redrawing the weights");
+    if (w->cuda && gpu_sync(&err) < 0) return proto_fail("cuda", err.msg, NULL);
+    json_t *r = pj ? save_state(w, json_string_value(pj)) : proto_ok();
+    if (json_is_true(json_object_get(r, "ok"))) {
+        json_object_set_new(r, "redrawn", json_integer(redrawn));
+        json_object_set_new(r, "kept", json_integer(kept));
+    }
     return r;
 }

@@ -10,6 +10,7 @@ json_t *cmd_load_candidate(worker *w, const json_t *cmd);
 json_t *cmd_build(worker *w, const json_t *cmd);
 json_t *cmd_save_state(worker *w, const json_t *cmd);
 json_t *cmd_load_state(worker *w, const json_t *cmd);
+json_t *cmd_redraw_weights(worker *w, const json_t *cmd);
 
 /* class(*get_init_inputs()) on the device, with torch seeded before both calls (KernelBench's
  * order); the class is the problem's Model, or with cand the candidate loader's class.

@@ -37,6 +37,7 @@ typedef struct worker {
     const struct cand_loader *loader; /* the loader that loaded it (loader.h) */
     PyObject *model;                  /* the built model */
     PyObject *oracle;                 /* a float64 deep copy of the model, made on first use */
+    PyObject *weights0;               /* redraw_weights: the model's floating state as built (CPU copies) */
     PyObject *inputs;                 /* the current case's inputs (a tuple), made by gen_inputs */
     PyObject *nominal;                /* get_inputs() under nominal_seed, kept: it can take seconds */
     unsigned long long nominal_seed;

@@ -86,12 +86,31 @@ if jq -e '
         (.tolerance.norm_rel | type == "number") and .accuracy_class == "fp32") and
     (.inputs.plan[0].make == "gen") and
     (.standard | .correct == true and .trials == 5 and .trials_passed == 5 and .tolerance == 0.0001) and
-    (.flags | type == "array") and (.errors | type == "string")' "$tmp/out.json" >/dev/null &&
+    (.flags | type == "array") and (.errors | type == "string") and
+    .audit == {"candidate": null, "reference": null}' "$tmp/out.json" >/dev/null &&
     grep -q "kbv eval: verified" "$tmp/stderr"; then
     ok "--json - prints the contract's fields on stdout, the summary on stderr"
 else
     not_ok "--json -" "$(head -c 3000 "$tmp/out.json")"
 fi
+
+# --- every finding counts: a hack the standard protocol's worker sees decides the status -------
+# (issue #21) The candidate turns TF32 on inside forward only when it was built under
+# KernelBench's seed 42, as the standard protocol builds it: the verified protocol alone sees
+# nothing; under --protocol both the standard step's guard finding enters the one verdict,
+# while standard.status keeps KernelBench's own verdict (it counts no finding).
+TF=examples/candidates/matmul_fp32/tf32_under_kernelbench.py
+"$KBV" eval examples/problems/matmul_fp32.py "$TF" --device cpu --cases 1 --seed 7 --no-timing --protocol both --quiet \
+    --json "$tmp/both.json" >/dev/null 2>&1
+rc_both=$?
+"$KBV" eval examples/problems/matmul_fp32.py "$TF" --device cpu --cases 1 --seed 7 --no-timing --quiet --json "$tmp/ver.json" >/dev/null 2>&1
+rc_ver=$?
+if [ "$rc_both" = 1 ] && [ "$rc_ver" = 0 ] &&
+    jq -e '.status == "hack" and .standard.status == "verified" and .standard.correct and all(.cases[]; .passed) and
+        any(.flags[]; .id == "global_flag_change" and .severity == "hack" and .evidence.worker == "standard")' "$tmp/both.json" >/dev/null &&
+    jq -e '.status == "verified" and (.flags | map(.id) | index("global_flag_change")) == null' "$tmp/ver.json" >/dev/null; then
+    ok "a hack found in the standard protocol's step counts: hack under --protocol both (KernelBench's verdict: verified), verified without it"
+else not_ok "standard-step finding" "exit $rc_both and $rc_ver; $(jq -c '{status, standard: .standard.status, flags}' "$tmp/both.json" 2>/dev/null | head -c 1200)"; fi
 
 # --- the accuracy class of a bf16 shortcut is "half" -------------------------------------
 "$KBV" eval examples/problems/matmul_fp32.py examples/candidates/shortcuts/matmul_bf16.py --device cpu --cases 1 \
@@ -101,7 +120,7 @@ if jq -e '.accuracy_class == "half" and .status == "hack" and (.flags | map(.id)
 else not_ok "bf16 class" "$(jq -c '{status, accuracy_class}' "$tmp/bf16.json")"; fi
 
 # --- weights: same names and shapes, other values under the same seed -> loaded, flagged ----
-"$KBV" eval examples/problems/linear_relu.py examples/candidates/linear_relu/honest_cpu.py --device cpu --cases 1 \
+"$KBV" eval examples/problems/linear_relu.py examples/candidates/linear_relu/honest_cpu.py --device cpu --cases 1 --no-timing \
     --quiet --json "$tmp/w.json" >/dev/null 2>&1
 if jq -e '.status == "verified" and .weights.loaded == true and (.flags | map(.id) | index("weights_loaded")) != null' \
     "$tmp/w.json" >/dev/null; then
@@ -138,6 +157,22 @@ else not_ok "probe draws" "exit $rc $(jq -c '[.inputs.probe[].probes]' "$tmp/lar
 "$KBV" check examples/problems/broken/no_model.py --device cpu --quiet >/dev/null 2>&1
 rc=$?
 if [ "$rc" = 3 ]; then ok "kbv check of a broken problem exits 3"; else not_ok "kbv check broken" "exit $rc"; fi
+
+# --- weight cases (issue #21): the reference's floating state redrawn ------------------------
+# BatchNorm and LayerNorm as built are all constants (ones, zeros): the six are redrawn, the
+# running_var kept positive (else the weight cases' oracle has no real value and they are
+# skipped), the integer counter and the 0/1 mask kept as built (the candidate makes the mask on
+# the fly); both weight cases run on a fresh ModelNew and pass, and the timing after them runs
+# on the weights as built again (its hidden checks would see a reference left redrawn).
+"$KBV" eval tests/fixtures/weights/norm_stack.py tests/fixtures/weights/norm_stack_honest.py --device cpu --seed 5 --cases 1 --quiet \
+    --json "$tmp/weights.json" >/dev/null 2>&1
+rc=$?
+if [ "$rc" = 0 ] && jq -e '.status == "verified" and .timing.measured and .timing.hidden_checks.failed == 0 and
+    .weights.matched and .weights.redrawn == 6 and .weights.kept == 1 and .weights.cases == 2 and .weights.skipped == null and
+    ([.cases[] | select(.weights)] | map(.distribution) == ["weights_nominal", "weights_normal"] and all(.passed and (.skipped | not))) and
+    ([.cases[] | select(.weights | not)] | length == 5)' "$tmp/weights.json" >/dev/null; then
+    ok "weight cases: BatchNorm/LayerNorm constants redrawn (variance positive), counter and mask kept, a fresh ModelNew verified"
+else not_ok "weight cases" "exit $rc $(jq -c '{status, weights, cases: [.cases[] | {distribution, passed, skipped, skip_reason, detail}]}' "$tmp/weights.json" 2>/dev/null | head -c 1500)"; fi
 
 # --- the same seed gives the same cases; a crash does not disturb the next evaluation --
 "$KBV" eval "$P" "$HONEST" --device cpu --seed 99 --cases 1 --json "$tmp/a.json" --quiet >/dev/null 2>&1

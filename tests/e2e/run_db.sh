@@ -55,6 +55,25 @@ if ! command -v gnuplot >/dev/null; then
 elif "$KBV" report --db "$tmp/full.db" --format html -o "$tmp/r.html" && grep -q "<svg" "$tmp/r.html" && grep -q "<th>fast_1" "$tmp/r.html"; then
     ok "kbv report --format html draws its charts with gnuplot"
 else not_ok "report html" "$(head -c 300 "$tmp/r.html" 2>/dev/null)"; fi
+# --- the authored share (the GPU's CUPTI audit; issue #21), read from each stored result --------
+# On the CPU there is no audit: n 0, median null. Two results given a GPU audit's figures (0.05
+# and 0.9 of the call's time in authored kernels) show the median, the count under the library
+# policy's threshold, the table's column and the JSON's per-evaluation rows.
+sqlite3 "$tmp/full.db" ".backup '$tmp/share.db'" 2>/dev/null
+sqlite3 "$tmp/share.db" "UPDATE evaluations SET result = json_set(result, '\$.audit.candidate', json('{\"authored_ns\": 50, \"library_ns\": 950}'))
+    WHERE id = (SELECT MIN(id) FROM evaluations WHERE model = 'alpha');
+    UPDATE evaluations SET result = json_set(result, '\$.audit.candidate', json('{\"authored_ns\": 900, \"library_ns\": 100}'))
+    WHERE id = (SELECT MAX(id) FROM evaluations WHERE model = 'alpha');" 2>"$tmp/share.err"
+"$KBV" report --db "$tmp/share.db" --format json >"$tmp/share.json" 2>>"$tmp/share.err"
+"$KBV" report --db "$tmp/share.db" --format table >"$tmp/share.txt" 2>>"$tmp/share.err"
+if jq -e '.overall.authored_share == {"median": null, "n": 0, "below_threshold": 0, "threshold": 0.1}' "$tmp/full.json" >/dev/null &&
+    jq -e '(.overall.authored_share | .n == 2 and .median > 0.4749 and .median < 0.4751 and .below_threshold == 1) and
+        (.models.alpha.authored_share.n == 2) and (.models.beta.authored_share | .n == 0 and .median == null) and
+        (.rows | length == 8) and ([.rows[].authored_share | select(. != null)] | sort == [0.05, 0.9]) and
+        all(.rows[]; (.problem | length > 0) and (.candidate | length > 0))' "$tmp/share.json" >/dev/null &&
+    grep -q "authored" "$tmp/share.txt" && grep -q "0\.475" "$tmp/share.txt"; then
+    ok "kbv report: the authored share's median per group, the count under the threshold and per evaluation (null without an audit)"
+else not_ok "authored share" "$(cat "$tmp/share.err" | head -c 300) $(jq -c '.overall.authored_share, [.rows[]?.authored_share]' "$tmp/share.json" 2>/dev/null)"; fi
 # --- the reference side once per problem: the same results as without reuse -------------------
 # Six entries in one slot: relu's three and the A/A pairs of kl_div (domain fallback) and
 # fp32_only (float32 oracle) run their reference side once; the verdicts, case domains and

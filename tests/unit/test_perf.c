@@ -1,4 +1,4 @@
-/* test_perf.c -- timing summaries, with known answers. (Authored-kernel names: kbv inspect,
+/* test_perf.c -- timing summaries and the authored share, with known answers. (Authored-kernel names: kbv inspect,
  * tests/e2e/run.sh with tests/fixtures/kernel_names.py.) */
 #include <math.h>
 
@@ -28,6 +28,15 @@ int main(void) {
     CHECK(q.measured && q.lo <= q.value && q.value <= q.hi && q.hi - q.lo < 0.05);
     perf_ratio(num, den, 0, 1, &q);
     CHECK(!q.measured);
+
+    /* the authored share of a call's GPU time: authored / (authored + library) */
+    CHECK(perf_authored_share(1000, 0) == 1.0);
+    CHECK(fabs(perf_authored_share(884, 116) - 0.884) < 1e-12);
+    CHECK(perf_authored_share(0, 5000) == 0.0);
+    CHECK(perf_authored_share(0, 0) == -1);                                        /* no kernel time: no share */
+    CHECK(perf_authored_share(-5, 10) == -1 && perf_authored_share(5, -10) == -1); /* a worker's figure that cannot be */
+    CHECK(perf_authored_share(1LL << 60, 1LL << 60) == 0.5);                       /* the decoder's bound, no overflow */
+    CHECK(perf_authored_share(9, 91) < PERF_AUTHORED_SHARE_MIN && perf_authored_share(15, 85) >= PERF_AUTHORED_SHARE_MIN);
 
     CHECK_DONE("perf");
 }

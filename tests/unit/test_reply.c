@@ -54,6 +54,18 @@ int main(void) {
     reply_prints_free(&p2), json_decref(pj);
     reply_free(&r);
 
+    /* redraw_weights: the counts, and the state when it was saved */
+    CHECK(dec("redraw_weights",
+              "{\"ok\":true,\"redrawn\":3,\"kept\":1,\"state\":[{\"kind\":\"tensor\",\"path\":\"/s/w0.kbt\",\"dtype\":\"float32\","
+              "\"name\":\"scale\"}]}",
+              &r, &err) == 0);
+    CHECK(r.redrawn == 3 && r.kept == 1 && r.state.present && r.state.n == 1 && strcmp(r.state.v[0].name, "scale") == 0);
+    reply_free(&r);
+    CHECK(dec("redraw_weights", "{\"ok\":true,\"redrawn\":0,\"kept\":0}", &r, &err) == 0 && !r.state.present);
+    reply_free(&r);
+    refused("redraw_weights", "{\"ok\":true,\"redrawn\":-1,\"kept\":0}", "redrawn");
+    refused("redraw_weights", "{\"ok\":true,\"redrawn\":1,\"kept\":\"x\"}", "kept");
+
     /* a failure reply keeps kind, message and traceback */
     CHECK(dec("forward", "{\"ok\":false,\"kind\":\"python\",\"message\":\"boom\",\"traceback\":\"tb\"}", &r, &err) == 0);
     CHECK(!r.ok && strcmp(r.kind, "python") == 0 && strcmp(r.message, "boom") == 0 && r.traceback && strcmp(r.traceback, "tb") == 0);
@@ -66,15 +78,16 @@ int main(void) {
     CHECK(dec("bench_save", "{\"ok\":true,\"values\":[{\"kind\":\"tensor\",\"path\":\"/s/timed3_0.kbt\"}],\"set\":1}", &r, &err) == 0);
     CHECK(r.has_set && r.set == 1 && r.values.n == 1 && r.values.v[0].is_tensor);
     reply_free(&r);
-    CHECK(
-        dec("audit",
-            "{\"ok\":true,\"markers\":true,\"dropped\":0,\"kernels_per_call\":2,\"authored_kernels\":0,\"after_stop\":1,"
-            "\"after_stop_kernels\":[{\"name\":\"k\",\"ns_after_stop\":900}],\"kernels\":[{\"name\":\"k\",\"authored\":false,\"count\":1,\"ns\":5}],"
-            "\"peak_bytes\":4096,\"torch_peak_bytes\":-1}",
-            &r, &err) == 0);
+    CHECK(dec("audit",
+              "{\"ok\":true,\"markers\":true,\"dropped\":0,\"kernels_per_call\":2,\"authored_kernels\":0,\"after_stop\":1,"
+              "\"authored_ns\":300,\"library_ns\":2700,\"after_stop_kernels\":[{\"name\":\"k\",\"ns_after_stop\":900}],\"kernels\":[{\"name\":\"k\","
+              "\"authored\":false,\"count\":1,\"ns\":5}],"
+              "\"peak_bytes\":4096,\"torch_peak_bytes\":-1}",
+              &r, &err) == 0);
     CHECK(r.audit.markers && r.audit.after_stop == 1 && strcmp(r.audit.first_after_stop.name, "k") == 0 &&
           r.audit.first_after_stop.ns_after_stop == 900);
     CHECK(r.audit.peak_bytes == 4096 && r.audit.has_torch_peak && r.audit.torch_peak_bytes == -1);
+    CHECK(r.audit.authored_ns == 300 && r.audit.library_ns == 2700); /* the authored share's two times */
     CHECK(json_integer_value(json_object_get(r.audit.doc, "kernels_per_call")) == 2);
     CHECK(json_array_size(json_object_get(r.audit.doc, "kernels")) == 1);
     reply_free(&r);

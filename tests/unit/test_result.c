@@ -63,6 +63,19 @@ int main(void) {
     CHECK(json_real_value(json_object_get(json_object_get(j, "memory"), "peak_ratio")) == 2.0);
     CHECK(json_is_null(json_object_get(json_object_get(j, "memory"), "persistent_ratio")));
     CHECK(json_is_object(json_object_get(j, "audit")));
+    CHECK(json_is_null(json_object_get(json_object_get(j, "audit"), "candidate"))); /* no audit (the CPU): no share */
+    json_decref(j);
+    /* the candidate's audit gets its authored share; the kept audit itself is not changed */
+    r.audit_cand = json_pack("{s:I, s:I, s:i}", "authored_ns", (json_int_t)900, "library_ns", (json_int_t)8100, "authored_kernels", 1);
+    j = result_to_json(&r);
+    const json_t *ac = json_object_get(json_object_get(j, "audit"), "candidate");
+    CHECK(fabs(json_real_value(json_object_get(ac, "authored_share")) - 0.1) < 1e-12);
+    CHECK(json_integer_value(json_object_get(ac, "library_ns")) == 8100);
+    CHECK(json_object_get(r.audit_cand, "authored_share") == NULL);
+    json_decref(j);
+    json_object_set_new(r.audit_cand, "authored_ns", json_integer(0)), json_object_set_new(r.audit_cand, "library_ns", json_integer(0));
+    j = result_to_json(&r); /* a call that ran no kernel: null */
+    CHECK(json_is_null(json_object_get(json_object_get(json_object_get(j, "audit"), "candidate"), "authored_share")));
     json_decref(j);
     for (int s = 0; s < KBV_STATUS_COUNT; s++) CHECK(strcmp(kbv_status_name((kbv_status)s), "unknown") != 0);
     CHECK_STR(kbv_status_name(KBV_COMPILE_ERROR), "compile_error");

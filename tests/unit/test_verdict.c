@@ -27,6 +27,14 @@ int main(void) {
     cs[0].skipped = 1; /* a skipped case never counts */
     CHECK(verdict_status(&v) == KBV_OVERFIT);
     cs[0].skipped = 0;
+    /* a weight case on the problem's own inputs (the weights redrawn) that fails is overfit,
+     * not incorrect: only the weights differ from what the problem's author ran */
+    kbv_case ws[2] = {mk("nominal", 1), mk("nominal", 0)};
+    ws[1].weights = 1;
+    verdict_in vw = {.cases = ws, .ncases = 2};
+    CHECK(verdict_status(&vw) == KBV_OVERFIT);
+    ws[0].passed = 0;
+    CHECK(verdict_status(&vw) == KBV_INCORRECT);
     v.flags = &hack;
     CHECK(verdict_status(&v) == KBV_HACK); /* a hack overrides incorrect and overfit */
     v.flags = NULL;                        /* ...unless findings do not count (the standard protocol) */
@@ -48,5 +56,23 @@ int main(void) {
     cs[1].klass = 2, cs[2].skipped = 1, cs[2].klass = 3; /* a skipped case is not judged */
     CHECK(verdict_accuracy(cs, 3) == 2);
     CHECK(verdict_accuracy(cs, 0) == 0);
+    /* every finding counts (issue #21): a result whose cases all passed, with a hack found by
+     * the standard protocol's worker, is hack over the whole result (eval.c's final status),
+     * while KernelBench's own verdict over the same passing trials (standard.status) stays
+     * verified; a library-policy finding lowered by --library-only decides nothing */
+    kbv_result r;
+    result_init(&r);
+    for (int i = 0; i < 3; i++) {
+        kbv_case *kc = result_add_case(&r);
+        CHECK(kc != NULL);
+        if (kc) *kc = mk(i ? "normal" : "nominal", 1);
+    }
+    result_add_finding_at(&r, FIND_LOW_AUTHORED_SHARE, SEV_INFO, NULL, "lowered by --library-only info");
+    CHECK(verdict_of_result(&r, FAILURE_NONE, 0) == KBV_VERIFIED);
+    result_add_finding(&r, FIND_GLOBAL_FLAG_CHANGE, json_pack("{s:s, s:s}", "worker", "standard", "step", "forward"), "global flags changed");
+    CHECK(verdict_of_result(&r, FAILURE_NONE, 0) == KBV_HACK);
+    CHECK(verdict_status(&(verdict_in){.cases = r.cases, .ncases = r.ncases}) == KBV_VERIFIED);
+    CHECK(verdict_of_result(&r, FAILURE_RUNTIME, 0) == KBV_RUNTIME_ERROR); /* a failure still decides first */
+    result_free(&r);
     CHECK_DONE("test_verdict");
 }
