@@ -645,15 +645,6 @@ static int wall_batch(timing *t, kbv_proc *p, int arm, int empty, int cmds, int 
     return 0;
 }
 
-static double median3(double *v, int n) {
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
-            double x = v[j];
-            v[j] = v[j - 1], v[j - 1] = x;
-        }
-    return n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0;
-}
-
 /* kbv's own clock: both arms run batches of calls back to back, synchronised only at the end
  * of each batch, timed by kbv around the commands, interleaved pair by pair, and kbv's empty
  * kernel the same way in the reference's worker (the per-call cost of a command and a
@@ -710,7 +701,7 @@ static int stage_wall(timing *t, kbv_err *err) {
         pf->wall.batches++;
     }
     int nb = pf->wall.batches;
-    double wc = median3(w[0], nb), wr = median3(w[1], nb), we = median3(w[2], nb);
+    double wc = stats_median(w[0], (size_t)nb), wr = stats_median(w[1], (size_t)nb), we = stats_median(w[2], (size_t)nb);
     /* On the CPU the empty command runs nothing: its time is the command's own cost. */
     pf->wall.measured = 1;
     pf->wall.cand_ms = wc, pf->wall.ref_ms = wr, pf->wall.overhead_ms = we;
