@@ -26,7 +26,7 @@
 typedef enum kbv_dist {
     KBV_DIST_NORMAL = 0,          /* N(0,1) (Irwin-Hall 12) */
     KBV_DIST_UNIFORM_SHIFTED = 1, /* U(lo,hi), asymmetric, bounds drawn from the key */
-    KBV_DIST_MIXED_MAGNITUDE = 2, /* random sign x [1,2) x 2^e, e per 256-element block in [-10,10] */
+    KBV_DIST_MIXED_MAGNITUDE = 2, /* random sign x [1,2) x 2^e, e per 256-element block in [16,24] or [-24,-17] (per case) */
     KBV_DIST_HEAVY_TAILED = 3,    /* Student-t(3) with exact zeros, ties and clustered maxima */
     KBV_DIST_UNIFORM01 = 4,       /* U[0,1) (for declared "unit" inputs) */
     KBV_DIST_COUNT
@@ -104,7 +104,28 @@ KBV_HD void kbv_shifted_bounds(const kbv_gen_spec *s, float *lo, float *hi) {
     else *lo = -b, *hi = -a;
 }
 
-KBV_HD float kbv_gen_raw(const kbv_gen_spec *s, uint64_t i) {
+/* mixed_magnitude's window for a case, from the key and the case number alone (all inputs
+ * and elements of a case agree): 1 = low, every value below float16's smallest normal 2^-14
+ * (e in [-24,-17]: float16 keeps at most 7 of float32's 23 mantissa bits); 0 = high, every
+ * value above float16's largest, 65504 (e in [16,24]: float16 overflows to Inf). float32
+ * holds both exactly, so a kernel that computes in float16 inside shows on each such case,
+ * where TF32 (float32's range, float16's mantissa) would hide it on values near 1. */
+KBV_HD int kbv_mixed_low(const kbv_gen_spec *s) {
+    uint32_t ctr[4] = {0x5CA1E5u, 0u, 0xFFFF0001u, s->tag}, w[4];
+    kbv_philox4x32_10(ctr, s->key, w);
+    return (int)(w[0] & 1u);
+}
+
+/* The block exponent of mixed_magnitude from the block's random word. The window is [-10,10]
+ * where the extremes have no use: squashed into a range (KBV_DOM_RANGE) they all land at
+ * its ends or its middle, and a float16 input (f16) cannot hold them. */
+KBV_HD int kbv_mixed_exponent(const kbv_gen_spec *s, uint32_t word, int f16) {
+    if (s->domain == KBV_DOM_RANGE || f16) return -10 + (int)(word % 21u);
+    return kbv_mixed_low(s) ? -24 + (int)(word % 8u) : 16 + (int)(word % 9u);
+}
+
+/* Element i as drawn; f16: the input is float16 (see kbv_mixed_exponent). */
+KBV_HD float kbv_gen_raw(const kbv_gen_spec *s, uint64_t i, int f16) {
     uint32_t w[4];
     switch (s->dist) {
     case KBV_DIST_NORMAL: return kbv_normal(s, i, 0);
@@ -119,7 +140,7 @@ KBV_HD float kbv_gen_raw(const kbv_gen_spec *s, uint64_t i) {
         uint32_t b[4];
         kbv_gen_spec blk = *s;
         kbv_gen_words(&blk, i >> 8, 200, b); /* one exponent per 256-element block */
-        int e = -10 + (int)(b[0] % 21u);
+        int e = kbv_mixed_exponent(s, b[0], f16);
         kbv_gen_words(s, i, 0, w);
         float v = ldexpf(1.0f + kbv_u01(w[0]), e);
         return (w[1] & 1u) ? -v : v;
@@ -141,8 +162,8 @@ KBV_HD float kbv_gen_raw(const kbv_gen_spec *s, uint64_t i) {
     }
 }
 
-KBV_HD float kbv_gen_value(const kbv_gen_spec *s, uint64_t i) {
-    float v = kbv_gen_raw(s, i);
+KBV_HD float kbv_gen_value(const kbv_gen_spec *s, uint64_t i, int f16) {
+    float v = kbv_gen_raw(s, i, f16);
     if (s->domain == KBV_DOM_ABS) return fabsf(v);
     if (s->domain == KBV_DOM_RANGE) return s->lo + (s->hi - s->lo) * (0.5f + v / (2.0f * (1.0f + fabsf(v))));
     return v;
@@ -228,7 +249,7 @@ KBV_HD void kbv_gen_store(const kbv_gen_plan *g, uint64_t i, void *out) {
         default: *(int64_t *)o = v; return;         /* KBV_DT_I64 */
         }
     }
-    float v = kbv_gen_value(&g->s, i);
+    float v = kbv_gen_value(&g->s, i, g->dtype == 7);
     switch (g->dtype) {
     case 7: *(uint16_t *)o = kbv_f32_to_f16(v); return;  /* KBV_DT_F16 */
     case 8: *(uint16_t *)o = kbv_f32_to_bf16(v); return; /* KBV_DT_BF16 */

@@ -59,16 +59,65 @@ int main(void) {
     CHECK(inside);
     CHECK_NEAR(s / N, (lo + hi) / 2, 0.01);
 
-    /* mixed_magnitude: both 2^-10-ish and 2^10-ish magnitudes, per 256-element blocks. */
-    g = plan(KBV_DIST_MIXED_MAGNITUDE, KBV_DOM_RAW);
+    /* mixed_magnitude: per case, every value below float16's smallest normal (2^-14) or above
+     * its largest (65504), with the window's magnitudes spread over 256-element blocks; both
+     * windows occur among the case numbers (tags). */
+    int seen[2] = {0, 0};
+    for (uint32_t tag = 0; tag < 64 && !(seen[0] && seen[1]); tag++) {
+        g = plan(KBV_DIST_MIXED_MAGNITUDE, KBV_DOM_RAW);
+        g.s.tag = tag;
+        int low = kbv_mixed_low(&g.s);
+        if (seen[low]++) continue;
+        gen_fill_host(&g, v, N, 4);
+        float amin = INFINITY, amax = 0;
+        int neg = 0, f16_normal = 0, f16_finite = 0;
+        for (int i = 0; i < N; i++) {
+            uint16_t h = kbv_f32_to_f16(v[i]);
+            amin = fminf(amin, fabsf(v[i])), amax = fmaxf(amax, fabsf(v[i])), neg += v[i] < 0;
+            f16_normal += (h & 0x7c00u) != 0, f16_finite += (h & 0x7c00u) != 0x7c00u;
+        }
+        if (low) { /* 2^-24 .. 2^-16: float16 subnormals (and zeros), float32 normals */
+            CHECK(amin >= ldexpf(1, -24) && amin < ldexpf(1, -23));
+            CHECK(amax >= ldexpf(1, -17) && amax < ldexpf(1, -16));
+            CHECK(f16_normal == 0);
+        } else { /* 2^16 .. 2^25: Inf in float16 */
+            CHECK(amin >= ldexpf(1, 16) && amin < ldexpf(1, 17));
+            CHECK(amax >= ldexpf(1, 24) && amax < ldexpf(1, 25));
+            CHECK(f16_finite == 0);
+        }
+        CHECK(neg > N / 3 && neg < 2 * N / 3);
+        CHECK(floorf(log2f(fabsf(v[0]))) == floorf(log2f(fabsf(v[255])))); /* one scale per block */
+        /* every input of the case has the same window */
+        g.s.input = 7;
+        gen_fill_host(&g, v, 1024, 4);
+        CHECK(kbv_mixed_low(&g.s) == low && (fabsf(v[0]) < 1.0f) == low);
+    }
+    CHECK(seen[0] && seen[1]);
+    /* squashed into a range, or made float16, the window is [-10, 10] (2^-10 .. 2^11) */
+    for (int k = 0; k < 2; k++) {
+        g = plan(KBV_DIST_MIXED_MAGNITUDE, k ? KBV_DOM_RANGE : KBV_DOM_RAW);
+        float amin = INFINITY, amax = 0;
+        for (int i = 0; i < N; i++) {
+            float r = kbv_gen_raw(&g.s, (uint64_t)i, !k); /* k = 0: a float16 input; 1: squashed */
+            amin = fminf(amin, fabsf(r)), amax = fmaxf(amax, fabsf(r));
+        }
+        CHECK(amin >= ldexpf(1, -10) && amin < ldexpf(1, -9));
+        CHECK(amax >= ldexpf(1, 10) && amax < ldexpf(1, 11));
+    }
+    g = plan(KBV_DIST_MIXED_MAGNITUDE, KBV_DOM_RANGE);
     gen_fill_host(&g, v, N, 4);
-    float amin = INFINITY, amax = 0;
-    int neg = 0;
-    for (int i = 0; i < N; i++) amin = fminf(amin, fabsf(v[i])), amax = fmaxf(amax, fabsf(v[i])), neg += v[i] < 0;
-    CHECK(amin >= ldexpf(1, -10) && amin < ldexpf(1, -9));
-    CHECK(amax >= ldexpf(1, 10) && amax < ldexpf(1, 11));
-    CHECK(neg > N / 3 && neg < 2 * N / 3);
-    CHECK(floorf(log2f(fabsf(v[0]))) == floorf(log2f(fabsf(v[255])))); /* one scale per block */
+    inside = 1;
+    float rmin = INFINITY, rmax = -INFINITY;
+    for (int i = 0; i < N; i++) inside &= v[i] >= 0.1f && v[i] <= 1.1f, rmin = fminf(rmin, v[i]), rmax = fmaxf(rmax, v[i]);
+    CHECK(inside && rmin < 0.11f && rmax > 1.09f); /* spread to both ends of [lo, hi] */
+    uint16_t *hv = malloc(sizeof(uint16_t) * 4096);
+    g = plan(KBV_DIST_MIXED_MAGNITUDE, KBV_DOM_RAW);
+    g.dtype = KBV_DT_F16;
+    gen_fill_host(&g, hv, 4096, 2);
+    int f16_ok = 1;
+    for (int i = 0; i < 4096; i++) f16_ok &= (hv[i] & 0x7c00u) != 0x7c00u && (hv[i] & 0x7c00u) != 0;
+    CHECK(f16_ok); /* a float16 input gets finite, normal float16 values */
+    free(hv);
 
     /* heavy_tailed: ~5% exact zeros, ties, clustered maxima, tails beyond the normal's. */
     g = plan(KBV_DIST_HEAVY_TAILED, KBV_DOM_RAW);
