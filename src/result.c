@@ -168,7 +168,9 @@ static json_t *perf_json(const kbv_result *r) {
                   "speedup_seen_values", p->fresh_rounds ? num(p->speedup_seen) : json_null()));
     json_object_set_new(json_object_get(o, "timing"), "process_offset", p->process_offset > 0 ? num(p->process_offset) : json_null());
     json_object_set_new(json_object_get(o, "timing"), "hidden_checks",
-                        json_pack("{s:i, s:i, s:i}", "during", p->checks.during, "after", p->checks.after, "failed", p->checks.failed));
+                        json_pack("{s:i, s:i, s:i, s:f}", "during", p->checks.during, "after", p->checks.after, "failed", p->checks.failed,
+                                  "time_s", p->checks.time_s));
+    json_object_set_new(json_object_get(o, "timing"), "partial_probe_s", p->partial_s > 0 ? num(p->partial_s) : json_null());
     const kbv_wall *w = &p->wall;
     json_object_set_new(json_object_get(o, "timing"), "wall",
                         w->measured ? json_pack("{s:i, s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "calls_per_command", w->calls, "commands",

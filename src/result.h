@@ -93,12 +93,14 @@ typedef struct kbv_perf {
      * copies of the timing inputs, outputs held back, captured graphs (src/worker/bench.c). */
     int slots[2], held[2], graphs[2];
     double process_offset;              /* GPU: the per-process offset over the shorter median (0: not measured) */
+    double partial_s;                   /* the partial-rewrite probe's wall time (0: not run) */
     int fresh_rounds;                   /* detect_value_cache's rounds on values no call had seen */
     double speedup_fresh, speedup_seen; /* median ratio on those rounds and on its seen-values rounds */
     char graph_note[200];               /* why there is no graph-replay figure */
     kbv_wall wall;                      /* kbv's own clock */
     struct {
         int during, after, failed; /* hidden check calls among the rounds, after them; wrong */
+        double time_s;             /* their reference cases and candidate calls, kbv's clock */
     } checks;
     double time_s;                      /* wall time of the timing phase */
 } kbv_perf;

@@ -384,7 +384,7 @@ static int check_timed(timing *t, const char *prefix, const char *which, int rou
  * copied into a drawn slot), its outputs saved and judged against that check's oracle: a
  * mismatch is state_dependent_output, with the call's place as evidence. 0, 1 (the candidate
  * failed), -1 (kbv). */
-static int check_hidden(timing *t, int k, const char *when, kbv_err *err) {
+static int check_hidden_call(timing *t, int k, const char *when, kbv_err *err) {
     eval_ctx *c = t->c;
     kbv_perf *pf = &c->r->perf;
     kbv_reply rep;
@@ -415,6 +415,14 @@ static int check_hidden(timing *t, int k, const char *when, kbv_err *err) {
                        "cases had passed: %s",
                        dist, t->cand_samples, strcmp(when, "after") == 0 ? "after" : "among", why);
     return 0;
+}
+
+/* check_hidden_call with its wall time added to timing.hidden_checks.time_s. */
+static int check_hidden(timing *t, int k, const char *when, kbv_err *err) {
+    double t0 = kbv_now();
+    int rc = check_hidden_call(t, k, when, err);
+    t->c->r->perf.checks.time_s += kbv_now() - t0;
+    return rc;
 }
 
 static int stage_rounds(timing *t, stats_stop *stopp, kbv_err *err) {
@@ -815,7 +823,9 @@ int timing_run(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kept, int 
     eval_progress(c, "%s", "timing: hidden check cases");
     t.check_rng = kbv_mix64(r->seed ^ 0xC0FFEE);
     for (int k = 0; k < TIMING_CHECKS; k++) {
+        double t_check = kbv_now();
         int rc = cases_reference_check(c, ref, k, &t.checks[t.nchecks], err);
+        pf->checks.time_s += kbv_now() - t_check;
         if (rc == 0) t.nchecks++;
         else if (rc != 2) {
             free_checks(&t);
@@ -840,7 +850,9 @@ int timing_run(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kept, int 
      * must change wherever the reference's does. */
     if (stage_memo_probe(&t, err)) return free_checks(&t), 1;
     if (!verdict_has_hack(r) && t.nkept > 0) {
+        double t_partial = kbv_now();
         s = stage_partial_probe(&t, err);
+        pf->partial_s = kbv_now() - t_partial;
         if (s) return free_checks(&t), s == 1 ? 1 : -1;
     }
     if (verdict_has_hack(r)) {
