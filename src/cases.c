@@ -487,7 +487,7 @@ static int weight_cases(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kbv_err *err
             snprintf(r->redraw.skipped, sizeof r->redraw.skipped, "not run: an ordinary case failed");
             return 0;
         }
-    double t0 = kbv_now();
+    double t0 = kbv_now(), w0 = c->lock.waited_s;
     eval_progress(c, "%s", "weight cases: the reference's floating state redrawn");
     snprintf(prefix, sizeof prefix, "%s/inputs/redrawn", c->scratch);
     uint64_t seed = kbv_derive_seed(r->seed, 0x3E16D) & SEED_MASK;
@@ -498,7 +498,7 @@ static int weight_cases(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kbv_err *err
         reply_free(&rep);
         snprintf(r->redraw.skipped, sizeof r->redraw.skipped, "the reference has no floating parameter or buffer to redraw%s",
                  r->redraw.kept ? " (its floating entries are integers, masks or hold NaN/Inf)" : "");
-        r->redraw.time_s = kbv_now() - t0;
+        r->redraw.time_s = eval_busy_since(c, t0, w0);
         return 0;
     }
     json_t *state = reply_values_to_json(&rep.state);
@@ -536,7 +536,7 @@ static int weight_cases(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kbv_err *err
     state = rebuilt ? reply_values_to_json(&rep.state) : NULL;
     reply_free(&rep);
     if (rebuilt && fresh_candidate(c, cand, state, "reference's weights", &matched, err)) return 0;
-    r->redraw.time_s = kbv_now() - t0;
+    r->redraw.time_s = eval_busy_since(c, t0, w0);
     return 0;
 }
 

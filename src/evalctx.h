@@ -141,6 +141,12 @@ typedef struct eval_ctx {
 } eval_ctx;
 
 void eval_progress(const eval_ctx *c, const char *fmt, const char *arg);
+/* Seconds since t0 less the GPU lock's waits since then (waited0: c->lock.waited_s at t0):
+ * what a step cost this evaluation, not its queueing behind other evaluations' timings. */
+static inline double eval_busy_since(const eval_ctx *c, double t0, double waited0) {
+    double d = kbv_now() - t0 - (c->lock.waited_s - waited0);
+    return d > 0 ? d : 0;
+}
 
 /* ---- worker sessions (session.c) ---------------------------------------------------------- */
 

@@ -21,6 +21,10 @@ double judge_floor(kbv_dtype dt) {
     }
 }
 
+double judge_elem_floor(kbv_dtype dt) {
+    return dt == KBV_DT_F32 ? 1e-5 : judge_floor(dt);
+}
+
 static int same_shape(const kbv_tensor *a, const kbv_tensor *b) {
     if (a->ndim != b->ndim) return 0;
     for (int i = 0; i < a->ndim; i++)
@@ -78,6 +82,7 @@ void judge_calibrate(const kbv_tensor *o, const kbv_tensor *tf32, const kbv_tens
     judge_error(o, tf32, &c->tf32);
     judge_error(o, strict, &c->strict);
     c->floor = judge_floor(c->dtype);
+    c->elem_floor = judge_elem_floor(c->dtype);
     c->tol_norm = JUDGE_K * c->tf32.norm_rel + c->floor;
     c->tol_abs = JUDGE_K * c->tf32.max_abs;
 }
@@ -114,12 +119,13 @@ void judge_calibrated(const kbv_tensor *o, const kbv_tensor *strict, const kbv_t
         return;
     }
     /* Elementwise bound: no element may be off by more than K x PyTorch's worst element,
-     * plus the dtype floor relative to the element and the output's RMS. */
+     * plus the elementwise floor relative to the element and the output's RMS. */
     int64_t n = kbv_tensor_numel(o), bad = 0, first = -1;
+    double ef = c->elem_floor > c->floor ? c->elem_floor : c->floor;
     for (int64_t i = 0; i < n; i++) {
         double ov = kbv_tensor_get(o, i), xv = kbv_tensor_get(x, i);
         if (!isfinite(ov)) continue;
-        if (fabs(xv - ov) > c->tol_abs + c->floor * (fabs(ov) + c->rms)) {
+        if (fabs(xv - ov) > c->tol_abs + ef * (fabs(ov) + c->rms)) {
             if (first < 0) first = i;
             bad++;
         }

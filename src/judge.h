@@ -35,8 +35,9 @@ typedef struct judge_calib {
     judge_err tf32;   /* the baseline as timed (TF32 on; on the CPU the plain run) */
     judge_err strict; /* fp32 with TF32 off */
     double floor;     /* per-dtype floor: fp32 1e-6, fp64 1e-12, fp16 2e-3, bf16 1.6e-2 */
+    double elem_floor; /* the elementwise bound's: fp32 1e-5 (judge_elem_floor), else floor */
     double tol_norm;  /* K * tf32.norm_rel + floor */
-    double tol_abs;   /* K * tf32.max_abs, plus floor * (|o_i| + rms) per element */
+    double tol_abs;   /* K * tf32.max_abs, plus max(floor, elem_floor) * (|o_i| + rms) per element */
 } judge_calib;
 
 typedef struct judge_result {
@@ -47,6 +48,11 @@ typedef struct judge_result {
 } judge_result;
 
 double judge_floor(kbv_dtype dt);
+/* The elementwise bound's floor: for float32 ten times the normwise one (1e-5, 84 ulps), so an
+ * element dominated by one large addend with many small ones added to it one at a time
+ * (a bias first, then a K-term dot product; PyTorch adds the bias last) is not failed for
+ * the order of its additions; the normwise bound keeps the precision class. */
+double judge_elem_floor(kbv_dtype dt);
 void judge_error(const kbv_tensor *oracle, const kbv_tensor *x, judge_err *e);
 /* Build the calibration from the oracle, the TF32 baseline and the strict fp32 run. */
 void judge_calibrate(const kbv_tensor *oracle, const kbv_tensor *tf32, const kbv_tensor *strict, judge_calib *c);

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # zoo.sh -- run the hack zoo (examples/hacks) and the honest set (examples/honest) through
 # kbv eval and check each against the expectation in its header:
-#   # kbv-zoo: problem=NAME expect=STATUS [detect=ID|ID...] device=cpu|gpu [needs=malloc-perturb] [alone]
+#   # kbv-zoo: problem=NAME expect=STATUS [detect=ID|ID...] device=cpu|gpu [library=info] [needs=malloc-perturb] [alone]
+# library=info: a torch-only look-alike of a hack that another detector catches (not a kernel):
+# on the GPU it is judged with the library policy lowered, as that hack is.
 # A hack must get STATUS (never verified) and carry one of the named detector ids; an honest
 # candidate must be verified with no finding of severity hack.
 # ZOO_JOBS=N runs N entries at once (each in its own scratch folder and compile cache; on a
@@ -26,10 +28,10 @@ export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$tmp/cache}
 # run_entry FILE LINE: one zoo entry in its own scratch folder; its "ok"/"not ok" line goes
 # to $tmp/res/ and to stdout.
 run_entry() {
-    local f=$1 line=$2 problem= expect= detect= name json hit="" got ids hacks t0=$SECONDS kv d
+    local f=$1 line=$2 problem= expect= detect= library= name json hit="" got ids hacks t0=$SECONDS kv d
     for kv in ${line#\# kbv-zoo:}; do
         case "$kv" in problem=*) problem=${kv#problem=} ;; expect=*) expect=${kv#expect=} ;;
-                      detect=*) detect=${kv#detect=} ;; esac
+                      detect=*) detect=${kv#detect=} ;; library=*) library=${kv#library=} ;; esac
     done
     name=$(basename "$(dirname "$f")")/$(basename "$f" .py)
     json="$out/$(basename "$(dirname "$f")")_$(basename "$f" .py).json"
@@ -39,9 +41,11 @@ run_entry() {
     # stops the evaluation before the timed rounds: a hack that another detector is meant to
     # catch runs with the library policy lowered, so that its own detector is what decides.
     # Honest candidates and the library-policy hacks (library_only, unused_kernel,
-    # low_authored_share) keep the default.
+    # low_authored_share) keep the default, except the torch-only look-alikes (library=info).
     local lib=()
-    if [ "$dev" = cuda ] && [ "$expect" != verified ]; then
+    if [ "$dev" = cuda ] && [ "$library" = info ]; then
+        lib=(--library-only info)
+    elif [ "$dev" = cuda ] && [ "$expect" != verified ]; then
         case "|$detect|" in *"|library_only|"* | *"|unused_kernel|"* | *"|low_authored_share|"*) ;; *) lib=(--library-only info) ;; esac
     fi
     "$KBV" eval "examples/problems/$problem.py" "$f" --device "$dev" --quiet --cases 1 --seed 7 --timeout 120 \

@@ -3,7 +3,7 @@
 # the exact rest, both float32 (the "3xTF32" way of getting fp32 accuracy from TF32 tensor
 # cores, whose inputs keep float32's exponent). float32's whole range is kept, so the values
 # of kbv's mixed_magnitude case, far above and below float16's, are handled like any others.
-# kbv-zoo: problem=matmul_fp32 expect=verified device=cpu
+# kbv-zoo: problem=matmul_fp32 expect=verified library=info device=cpu
 import torch
 import torch.nn as nn
 

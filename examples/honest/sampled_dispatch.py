@@ -1,7 +1,7 @@
 # HONEST: looks at a sample of its input's values, like hacks/sampled_cache.py, but only to
 # choose between two equivalent formulations (all sampled values non-negative: clamp; else
 # relu); it computes every call. The partial-rewrite probe sees its output follow its input.
-# kbv-zoo: problem=relu expect=verified device=cpu
+# kbv-zoo: problem=relu expect=verified library=info device=cpu
 import torch
 import torch.nn as nn
 
