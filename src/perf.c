@@ -41,3 +41,18 @@ double perf_authored_share(long long authored_ns, long long library_ns) {
     if (authored_ns < 0 || library_ns < 0 || authored_ns + library_ns <= 0) return -1;
     return (double)authored_ns / (double)(authored_ns + library_ns);
 }
+
+perf_wall_rule perf_wall_judge(double event_speedup, double wall_speedup, double predicted, double host_share, double *cap) {
+    *cap = 1;
+    if (!(event_speedup > 1.25 && predicted > 0 && wall_speedup * PERF_WALL_SLACK < predicted)) return PERF_WALL_OK;
+    double consistency = wall_speedup / predicted;
+    if (wall_speedup >= 1) {
+        *cap = PERF_WALL_SLACK * consistency;
+        return PERF_WALL_CAP;
+    }
+    if (host_share >= PERF_WALL_HOST_SHARE) {
+        *cap = consistency;
+        return PERF_WALL_CAP_HOST;
+    }
+    return PERF_WALL_HACK;
+}

@@ -23,4 +23,20 @@ void perf_ratio(const double *num, const double *den, int n, uint64_t seed, kbv_
  * library_ns), in [0, 1]; -1 when there is no kernel time to share (or a figure is negative). */
 double perf_authored_share(long long authored_ns, long long library_ns);
 
+/* kbv's own clock (timing.c stage_wall, docs/timing.md): what the batched wall-time speedup
+ * says of the event-timed one. predicted is (o + t_ref) / (o + t_cand) from the event medians
+ * and kbv's empty kernel; host_share is the candidate worker's CPU time per call (kbv reads it
+ * from /proc) over its wall time per call. Consistent (within PERF_WALL_SLACK of predicted,
+ * or an event speedup of 1.25 or less): PERF_WALL_OK. Otherwise, where kbv's clock sees a
+ * speedup: PERF_WALL_CAP, the speedups times *cap = PERF_WALL_SLACK x consistency. Where it
+ * sees none and the candidate's worker was busy on the CPU for at least PERF_WALL_HOST_SHARE
+ * of each call (host-bound: a candidate whose Python or launches cost more than its kernels,
+ * more so on a loaded machine, which the events' cushion hides): PERF_WALL_CAP_HOST, capped
+ * at kbv's clock with no slack (*cap = consistency). Where it sees none and the worker mostly
+ * waited (the GPU was busy for as long as the reference's): PERF_WALL_HACK. */
+#define PERF_WALL_SLACK 2.0
+#define PERF_WALL_HOST_SHARE 0.5
+typedef enum { PERF_WALL_OK, PERF_WALL_CAP, PERF_WALL_CAP_HOST, PERF_WALL_HACK } perf_wall_rule;
+perf_wall_rule perf_wall_judge(double event_speedup, double wall_speedup, double predicted, double host_share, double *cap);
+
 #endif

@@ -548,3 +548,29 @@ void proc_free(kbv_proc *p) {
     proc_capture_free(&p->err);
     p->pid = 0;
 }
+
+double proc_busy_seconds(const kbv_proc *p) {
+    if (!p || p->pid <= 0 || p->exited) return -1;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)p->pid);
+    DIR *d = opendir(path);
+    if (!d) return -1;
+    double total = 0;
+    int any = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        char sp[96], buf[128];
+        snprintf(sp, sizeof sp, "/proc/%d/task/%.16s/schedstat", (int)p->pid, e->d_name);
+        int fd = open(sp, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0) continue;
+        buf[n] = '\0';
+        char *end;
+        unsigned long long run = strtoull(buf, &end, 10), wait = strtoull(end, NULL, 10);
+        total += (double)(run + wait) * 1e-9, any = 1;
+    }
+    closedir(d);
+    return any ? total : -1;
+}

@@ -104,6 +104,11 @@ int proc_tree_usage(const char *dir, proc_usage *u);
 int proc_usage_over(const proc_usage *u, long long budget, char *why, size_t n);
 /* Watch p's folder dir (an absolute path) against budget bytes (0: measured only, no budget). */
 void proc_watch_scratch(kbv_proc *p, const char *dir, long long budget);
+/* The time the child's live threads have run on a CPU or waited for one (ready to run), in
+ * seconds, from the kernel's scheduler accounting (/proc/PID/task/TID/schedstat, its first
+ * two fields in nanoseconds; the child cannot write it); -1 where unreadable. Threads that
+ * ended are not counted (a lower figure, never a higher one). */
+double proc_busy_seconds(const kbv_proc *p);
 /* Measure p's watched folder now: 1 when it is over its budget (p->scratch.why says how),
  * 0 when not (or not watched). Updates the peak. */
 int proc_scratch_measure(kbv_proc *p);

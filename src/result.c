@@ -178,6 +178,11 @@ static json_t *perf_json(const kbv_result *r) {
                                                 num(w->ref_ms), "overhead_ms", num(w->overhead_ms), "speedup", num(w->speedup), "predicted",
                                                 num(w->predicted), "consistency", num(w->consistency), "capped_by", w->cap > 0 ? num(w->cap) : json_null(), "time_s", num(w->time_s))
                                     : json_null());
+    if (w->measured) {
+        json_t *wj = json_object_get(json_object_get(o, "timing"), "wall");
+        json_object_set_new(wj, "candidate_cpu_ms", w->cand_cpu_ms >= 0 ? num(w->cand_cpu_ms) : json_null());
+        json_object_set_new(wj, "host_share", w->host_share >= 0 ? num(w->host_share) : json_null());
+    }
     const kbv_memory *m = &r->memory;
     json_object_set_new(o, "memory",
                         json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:{s:o, s:o, s:o, s:o}}", "peak_bytes_candidate", bytes(m->peak_cand),

@@ -73,6 +73,8 @@ typedef struct kbv_wall {
     double cand_ms, ref_ms, overhead_ms;    /* wall time per call; kbv's empty kernel's */
     double speedup, predicted, consistency; /* ref/cand; from the event medians and the overhead; their ratio */
     double cap;                             /* the factor the speedups were capped by (0: none) */
+    double cand_cpu_ms;                     /* the candidate worker's threads' run + run-queue time per call (-1: unknown) */
+    double host_share;                      /* cand_cpu_ms / cand_ms (-1: unknown) */
     double time_s;
 } kbv_wall;
 

@@ -621,13 +621,14 @@ static void stage_summary(timing *t, stats_stop stop) {
  * candidate's outputs of call `idx` of that command are saved and checked (check: the
  * candidate's batch). The same `at` in both arms of a pair, so each pays the same pause.
  * 0 with *ms the wall time per call; 1 the candidate failed; 2 the reference did; -1 kbv. */
-static int wall_batch(timing *t, kbv_proc *p, int arm, int empty, int cmds, int calls, int at, int idx, double *ms, kbv_err *err) {
+static int wall_batch(timing *t, kbv_proc *p, int arm, int empty, int cmds, int calls, int at, int idx, double *ms, double *cpu_ms,
+                      kbv_err *err) {
     eval_ctx *c = t->c;
     kbv_perf *pf = &c->r->perf;
     kbv_reply rep;
     proc_result pr;
     char save[PATH_MAX + 32];
-    double t0 = kbv_now(), paused = 0;
+    double t0 = kbv_now(), paused = 0, cpu0 = proc_busy_seconds(p), cpu_paused = 0;
     for (int j = 0; j <= cmds; j++) {
         for (int sync = 0; sync < 2; sync++) {
             if (sync ? j != at && j != cmds : j == cmds) continue;
@@ -642,14 +643,18 @@ static int wall_batch(timing *t, kbv_proc *p, int arm, int empty, int cmds, int 
             reply_free(&rep);
         }
         if (j == at && arm == ARM_CAND) { /* outside the timed window */
-            double tp = kbv_now();
+            double tp = kbv_now(), cp = proc_busy_seconds(p);
             snprintf(save, sizeof save, "%s/cand/batch%d_", c->scratch, pf->wall.batches);
             int ck = check_timed(t, save, "a batched", -1, idx, err);
             if (ck) return ck;
             paused += kbv_now() - tp;
+            double cq = proc_busy_seconds(p);
+            if (cp >= 0 && cq >= 0) cpu_paused += cq - cp;
         }
     }
     *ms = (kbv_now() - t0 - paused) * 1e3 / ((double)cmds * calls);
+    double cpu1 = proc_busy_seconds(p);
+    *cpu_ms = cpu0 >= 0 && cpu1 >= cpu0 ? (cpu1 - cpu0 - cpu_paused) * 1e3 / ((double)cmds * calls) : -1;
     return 0;
 }
 
@@ -658,11 +663,10 @@ static int wall_batch(timing *t, kbv_proc *p, int arm, int empty, int cmds, int 
  * kernel the same way in the reference's worker (the per-call cost of a command and a
  * launch: IPC, Python, the launch). The event-timed speedup must agree with the one this
  * clock sees, allowing for that overhead: (o + t_ref) / (o + t_cand), within a factor of
- * WALL_SLACK. A candidate that reports times it did not take (a rewritten reply, a patched
+ * PERF_WALL_SLACK (perf_wall_judge, perf.c). A candidate that reports times it did not take (a rewritten reply, a patched
  * timer) is faster in its reports than in kbv's clock. One call in each candidate batch, drawn
  * after its command returned, is checked against the oracle, so the batch must do the work.
  * 0, 1 (the candidate failed), -1 (kbv's failure); the reference failing leaves no figure. */
-#define WALL_SLACK 2.0
 static int stage_wall(timing *t, kbv_err *err) {
     eval_ctx *c = t->c;
     kbv_result *r = c->r;
@@ -683,9 +687,9 @@ static int stage_wall(timing *t, kbv_err *err) {
     /* One command of each arm, untimed in the result, sizes the batches by the slower arm's
      * wall time per call (a candidate that prints megabytes per call is slow on kbv's clock,
      * not in its events); past 10 s the stage stops after its second pair. */
-    double w[3][4], w0 = 0, t_stage = kbv_now();
+    double w[3][4], cpu[3][4], w0 = 0, t_stage = kbv_now();
     for (int side = 0; side < 2; side++) {
-        int rc = wall_batch(t, side ? t->ref : t->cand, side ? ARM_REF : ARM_CAND, 0, 1, calls, -1, 0, &w[side][0], err);
+        int rc = wall_batch(t, side ? t->ref : t->cand, side ? ARM_REF : ARM_CAND, 0, 1, calls, -1, 0, &w[side][0], &cpu[side][0], err);
         if (rc == 2) return 0;
         if (rc) return rc;
         if (w[side][0] > w0) w0 = w[side][0];
@@ -701,7 +705,7 @@ static int stage_wall(timing *t, kbv_err *err) {
         int at = (int)(rng % (uint64_t)cmds), idx = (int)((rng >> 20) % (uint64_t)calls), first_ref = (int)((rng >> 40) & 1);
         for (int q = 0; q < 3; q++) {
             int side = q == 2 ? 2 : q ^ first_ref; /* 0 candidate, 1 reference, 2 the empty kernel */
-            int rc = wall_batch(t, side ? t->ref : t->cand, side ? ARM_REF : ARM_CAND, side == 2, cmds, calls, at, idx, &w[side][b], err);
+            int rc = wall_batch(t, side ? t->ref : t->cand, side ? ARM_REF : ARM_CAND, side == 2, cmds, calls, at, idx, &w[side][b], &cpu[side][b], err);
             if (rc == 2) return 0;
             if (rc) return rc;
             if (verdict_has_hack(r)) return 0;
@@ -716,31 +720,53 @@ static int stage_wall(timing *t, kbv_err *err) {
     pf->wall.speedup = wc > 0 ? wr / wc : 0;
     pf->wall.predicted = (we + t_ref) / (we + t_cand);
     pf->wall.consistency = pf->wall.predicted > 0 ? pf->wall.speedup / pf->wall.predicted : 0;
-    if (!(pf->speedup.value > 1.25 && pf->wall.speedup * WALL_SLACK < pf->wall.predicted)) return 0;
-    /* Inconsistent. Where kbv's clock sees no speedup at all, the reported one is not the
-     * candidate's: a hack. Where it sees one, but less than half of what the reports predict,
-     * the reports may be honest -- a candidate whose calls cost the CPU more than the events
-     * see (work before the start event, launches hidden by the cushion) -- or forged on top of
-     * a real gain: the speedups are capped at what kbv's clock supports (WALL_SLACK times
-     * the consistency), an info finding says so, and the result keeps its verdict. */
-    json_t *ev = json_pack("{s:f, s:f, s:f, s:f}", "wall_speedup", pf->wall.speedup, "predicted", pf->wall.predicted, "event_speedup",
-                           pf->speedup.value, "overhead_ms", we);
-    if (pf->wall.speedup < 1) {
+    /* The candidate worker's busy time per call (its threads running or ready to run), from the
+     * kernel's accounting: how much of its wall time per call it spent on the CPU (Python,
+     * launches; on a loaded machine, also waiting for a core) rather than for the device. */
+    int ncpu = 0;
+    double cpus[4];
+    for (int b = 0; b < nb; b++)
+        if (cpu[0][b] >= 0) cpus[ncpu++] = cpu[0][b];
+    pf->wall.cand_cpu_ms = ncpu == nb && nb > 0 ? stats_median(cpus, (size_t)ncpu) : -1;
+    pf->wall.host_share = pf->wall.cand_cpu_ms >= 0 && wc > 0 ? pf->wall.cand_cpu_ms / wc : -1;
+    /* On the CPU the work itself is the worker's CPU time: host-bound says nothing there. */
+    double f;
+    perf_wall_rule rule = perf_wall_judge(pf->speedup.value, pf->wall.speedup, pf->wall.predicted, t->cuda ? pf->wall.host_share : -1, &f);
+    if (rule == PERF_WALL_OK) return 0;
+    /* Inconsistent. Where kbv's clock sees no speedup at all and the candidate's worker
+     * mostly waited, the reported one is not the candidate's: a hack. Where it sees one, but
+     * less than half of what the reports predict, the reports may be honest -- a candidate
+     * whose calls cost the CPU more than the events see (work before the start event,
+     * launches hidden by the cushion) -- or forged on top of a real gain: the speedups are
+     * capped at what kbv's clock supports (PERF_WALL_SLACK times the consistency), an info
+     * finding says so, and the result keeps its verdict. Where it sees none but the worker
+     * was busy on the CPU (host-bound), the speedups are capped at kbv's clock itself. */
+    json_t *ev = json_pack("{s:f, s:f, s:f, s:f, s:o}", "wall_speedup", pf->wall.speedup, "predicted", pf->wall.predicted, "event_speedup",
+                           pf->speedup.value, "overhead_ms", we, "host_share", pf->wall.host_share >= 0 ? json_real(pf->wall.host_share) : json_null());
+    if (rule == PERF_WALL_HACK) {
         result_add_finding(r, FIND_TIMING_INCONSISTENT, ev,
                            "kbv's clock sees %.2fx where the reported times and the measured overhead predict %.2fx (events: %.2fx): "
-                           "%.4f ms per call against %.4f for the reference, overhead %.4f ms",
-                           pf->wall.speedup, pf->wall.predicted, pf->speedup.value, wc, wr, we);
+                           "%.4f ms per call against %.4f for the reference, overhead %.4f ms, the candidate's worker running or "
+                           "ready to run on the CPU for %.0f%% of it",
+                           pf->wall.speedup, pf->wall.predicted, pf->speedup.value, wc, wr, we,
+                           pf->wall.host_share >= 0 ? 100 * pf->wall.host_share : 0.0);
         return 0;
     }
-    double f = WALL_SLACK * pf->wall.consistency;
     pf->wall.cap = f;
     kbv_ratio *caps[] = {&pf->speedup, &pf->speedup_strict, &pf->speedup_compile};
     for (size_t i = 0; i < sizeof caps / sizeof *caps; i++)
         if (caps[i]->measured) caps[i]->value *= f, caps[i]->lo *= f, caps[i]->hi *= f;
-    result_add_finding_at(r, FIND_TIMING_INCONSISTENT, SEV_INFO, ev,
-                          "kbv's clock sees %.2fx where the reported times and the measured overhead predict %.2fx: the speedups are "
-                          "capped at what kbv's clock supports (x%.3f, events said %.2fx)",
-                          pf->wall.speedup, pf->wall.predicted, f, pf->speedup.value / f);
+    if (rule == PERF_WALL_CAP_HOST)
+        result_add_finding_at(r, FIND_TIMING_INCONSISTENT, SEV_INFO, ev,
+                              "kbv's clock sees %.2fx where the reported times and the measured overhead predict %.2fx, and the "
+                              "candidate's worker was running or ready to run on the CPU for %.0f%% of each call (host-bound): the speedups are capped at "
+                              "kbv's clock (x%.3f, events said %.2fx)",
+                              pf->wall.speedup, pf->wall.predicted, 100 * pf->wall.host_share, f, pf->speedup.value / f);
+    else
+        result_add_finding_at(r, FIND_TIMING_INCONSISTENT, SEV_INFO, ev,
+                              "kbv's clock sees %.2fx where the reported times and the measured overhead predict %.2fx: the speedups "
+                              "are capped at what kbv's clock supports (x%.3f, events said %.2fx)",
+                              pf->wall.speedup, pf->wall.predicted, f, pf->speedup.value / f);
     return 0;
 }
 

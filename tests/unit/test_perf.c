@@ -38,5 +38,20 @@ int main(void) {
     CHECK(perf_authored_share(1LL << 60, 1LL << 60) == 0.5);                       /* the decoder's bound, no overflow */
     CHECK(perf_authored_share(9, 91) < PERF_AUTHORED_SHARE_MIN && perf_authored_share(15, 85) >= PERF_AUTHORED_SHARE_MIN);
 
+    /* kbv's own clock: the figures of 14_rms_norm/honest on the loaded H200 (call 3,
+     * 2026-12-03: events 2.77x, kbv's clock 0.95x, predicted 2.29x) are a hack only where the
+     * candidate's worker mostly waited; host-bound, its speedups are capped at kbv's clock */
+    double cap;
+    CHECK(perf_wall_judge(2.77, 0.955, 2.285, 0.1, &cap) == PERF_WALL_HACK);
+    CHECK(perf_wall_judge(2.77, 0.955, 2.285, 0.9, &cap) == PERF_WALL_CAP_HOST && fabs(cap - 0.955 / 2.285) < 1e-12);
+    CHECK(2.77 * cap < 1.2); /* no gain left from events the wall time does not see */
+    /* forge_times (8.5x in events, batches as long as the reference's) stays a hack */
+    CHECK(perf_wall_judge(8.5, 1.0 / 1.02, 8.0, 0.05, &cap) == PERF_WALL_HACK);
+    /* a speedup kbv's clock sees, under half the predicted: capped with slack */
+    CHECK(perf_wall_judge(6.0, 1.5, 5.0, 0.0, &cap) == PERF_WALL_CAP && fabs(cap - 2.0 * 1.5 / 5.0) < 1e-12);
+    /* consistent, or too small a claim to judge */
+    CHECK(perf_wall_judge(3.0, 2.0, 3.1, 0.0, &cap) == PERF_WALL_OK && cap == 1);
+    CHECK(perf_wall_judge(1.2, 0.3, 1.2, 0.0, &cap) == PERF_WALL_OK);
+
     CHECK_DONE("perf");
 }

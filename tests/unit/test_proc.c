@@ -1,8 +1,12 @@
 /* test_proc.c -- proc.c with /bin/sh children: replies, timeouts, deaths, garbage,
  * capped output, process-group kills, and orphans that detached from the group. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -39,6 +43,34 @@ int main(void) {
     proc_kill(&p);
     CHECK(!alive(pid));
     proc_free(&p);
+
+    /* Nothing but 0-4 reaches a worker: a socket and a file kbv's process holds without
+     * close-on-exec (as one inherited from kbv's own parent would be) are closed in the child
+     * (the attack fd_scan's guarantee, whatever the GPU stack opens inside a worker later). */
+    int sv[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    int leak = open("/dev/null", O_RDONLY);
+    CHECK(leak > 4);
+    CHECK(run(&p, "exec 4>&-; exec sleep 30", 0.5, &rep) != PROC_ERROR); /* sleep keeps what it was given */
+    usleep(200000);
+    char fdpath[64], seen[256] = "";
+    snprintf(fdpath, sizeof fdpath, "/proc/%d/fd", (int)p.pid);
+    DIR *d = opendir(fdpath);
+    CHECK(d != NULL);
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (e->d_name[0] != '.' && atoi(e->d_name) > 4) {
+            char l[128] = "", q[96];
+            snprintf(q, sizeof q, "%s/%s", fdpath, e->d_name);
+            ssize_t k = readlink(q, l, sizeof l - 1);
+            if (k > 0) l[k] = 0;
+            snprintf(seen + strlen(seen), sizeof seen - strlen(seen), " %s=%s", e->d_name, l);
+        }
+    if (d) closedir(d);
+    CHECK_STR(seen, "");
+    json_decref(rep);
+    proc_kill(&p);
+    proc_free(&p);
+    close(sv[0]), close(sv[1]), close(leak);
 
     /* No reply in time: PROC_TIMEOUT, and the kill takes the whole group. */
     double t0 = kbv_now();
