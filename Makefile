@@ -61,10 +61,12 @@ SAN_RT  := $(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=detect_leaks=1:abort_on_err
 $(BUILD)/src/probe.o $(BUILD)/w/src/probe.o: CFLAGS += -O3
 
 CORE_SRC := src/util.c src/finding.c src/tensor.c src/proto.c src/proc.c src/judge.c src/result.c src/reply.c src/verdict.c src/eval.c src/session.c src/plan.c src/cases.c src/detect.c src/refcache.c src/timing.c src/standard.c src/gen.c src/probe.c src/perf.c \
-            src/stats.c src/db.c src/run.c src/admit.c src/report.c src/sandbox.c
+            src/stats.c src/db.c src/run.c src/admit.c src/report.c src/sandbox.c \
+            $(wildcard src/paper.c src/tables.c src/charts.c src/exchange.c)
 KBV_SRC  := src/main.c $(CORE_SRC)
 WORKER_SRC := src/worker/main.c src/worker/standard.c src/worker/model.c src/worker/forward.c src/worker/bench.c \
               src/worker/inspect.c src/worker/inputs.c src/worker/values.c src/worker/loader.c $(wildcard src/worker/loader_*.c) \
+              $(wildcard src/worker/paper.c) \
               src/worker/device.c src/worker/fail.c src/worker/guard.c src/worker/py.c src/worker/dl.c src/gpu/gpu.c src/gpu/timer.c \
               src/gpu/audit.c src/util.c src/tensor.c src/proto.c \
               src/gen.c src/probe.c
@@ -147,6 +149,8 @@ test-e2e: all
 	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/run_db.sh
 	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1:allocator_may_return_null=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/bad_input.sh
 	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/admission.sh
+	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/exchange.sh
+	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/report_figures.sh
 
 # The fault-injection suite, the kill-and-resume test and the attack suite (docs/RELIABILITY.md,
 # docs/security.md).

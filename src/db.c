@@ -24,7 +24,7 @@ static const char kSchema[] = "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY 
                               "  model TEXT NOT NULL, sample INTEGER, level INTEGER, protocol TEXT, status TEXT NOT NULL, accuracy_class TEXT,"
                               "  speedup REAL, speedup_lo REAL, speedup_hi REAL, speedup_strict REAL, peak_ratio REAL,"
                               "  std_status TEXT, std_correct INTEGER, std_speedup REAL, hacks TEXT, wall_s REAL, result TEXT NOT NULL,"
-                              "  created TEXT NOT NULL, UNIQUE(run_id, key));"
+                              "  created TEXT NOT NULL, paper_status TEXT, paper_correct INTEGER, paper_speedup REAL, UNIQUE(run_id, key));"
                               "CREATE TABLE IF NOT EXISTS cases(evaluation_id INTEGER NOT NULL REFERENCES evaluations(id), idx INTEGER,"
                               "  distribution TEXT, domain TEXT, skipped INTEGER, evaluated INTEGER, passed INTEGER, norm_rel_err REAL,"
                               "  accuracy_class TEXT);"
@@ -102,6 +102,44 @@ static int classify(kbv_db *db, kbv_err *err) {
     return 0;
 }
 
+/* Whether table (in schema sch: main, src) has column col: 1, 0, or -1 (err set). */
+static int has_column(kbv_db *db, const char *sch, const char *table, const char *col, kbv_err *err) {
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db->h, "SELECT COUNT(*) FROM pragma_table_info(?, ?) WHERE name = ?", -1, &st, NULL) != SQLITE_OK)
+        return dberr(db, err, "cannot read its tables");
+    sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, sch, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, col, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    long long n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    return n < 0 ? dberr(db, err, "cannot read its tables") : n > 0;
+}
+
+/* The paper protocol's columns (paper_status, paper_correct, paper_speedup) came after
+ * schema version 1's first tables: nullable columns added at the end of evaluations, which
+ * kbv versions without them neither read nor miss (their inserts name their columns). A
+ * database made before them gets them the first time a kbv that writes them opens it for
+ * writing, in one transaction; readers need none of them (merge copies NULLs from a source
+ * without them). 0, or -1 (err set). */
+static int add_paper_columns(kbv_db *db, kbv_err *err) {
+    int has = has_column(db, "main", "evaluations", "paper_status", err);
+    if (has != 0) return has < 0 ? -1 : 0;
+    if (exec(db, "BEGIN IMMEDIATE;", err) < 0) return -1;
+    has = has_column(db, "main", "evaluations", "paper_status", err); /* another kbv may have added them meanwhile */
+    if (has == 0)
+        has = exec(db,
+                   "ALTER TABLE evaluations ADD COLUMN paper_status TEXT; ALTER TABLE evaluations ADD COLUMN paper_correct INTEGER;"
+                   " ALTER TABLE evaluations ADD COLUMN paper_speedup REAL;",
+                   err);
+    if (has < 0) {
+        kbv_err e2;
+        exec(db, "ROLLBACK;", &e2);
+        return -1;
+    }
+    return exec(db, "COMMIT;", err);
+}
+
 /* A folder given as a database: SQLite would only say "unable to open database file". */
 static int not_a_folder(const char *path, kbv_err *err) {
     struct stat sb;
@@ -170,7 +208,8 @@ int db_open(kbv_db *db, const char *path, kbv_err *err) {
     int fresh = classify(db, err);
     if (fresh < 0 || exec(db, "PRAGMA foreign_keys=ON; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", err) < 0 ||
         (fresh && (exec(db, "BEGIN IMMEDIATE;", err) < 0 || exec(db, kSchema, err) < 0 ||
-                   exec(db, "INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '" SCHEMA_VERSION "'); COMMIT;", err) < 0))) {
+                   exec(db, "INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '" SCHEMA_VERSION "'); COMMIT;", err) < 0)) ||
+        (!fresh && add_paper_columns(db, err) < 0)) {
         db_close(db); /* an open transaction is rolled back */
         return -1;
     }
@@ -331,7 +370,8 @@ static int store(kbv_db *db, long long run_id, const char *key, const char *mode
     sqlite3_stmt *st = NULL;
     const char *sql = "INSERT INTO evaluations(run_id, key, problem_id, candidate_id, model, sample, level, protocol, status,"
                       " accuracy_class, speedup, speedup_lo, speedup_hi, speedup_strict, peak_ratio, std_status, std_correct,"
-                      " std_speedup, hacks, wall_s, result, created) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+                      " std_speedup, hacks, wall_s, result, created, paper_status, paper_correct, paper_speedup)"
+                      " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK) {
         free(text);
         return dberr(db, err, "cannot add the evaluation");
@@ -366,6 +406,15 @@ static int store(kbv_db *db, long long run_id, const char *key, const char *mode
     sqlite3_bind_double(st, 20, r->wall_s);
     sqlite3_bind_text(st, 21, text, -1, free);
     sqlite3_bind_text(st, 22, when, -1, SQLITE_TRANSIENT);
+    const kbv_paper *pp = &r->paper;
+    if (pp->ran) {
+        sqlite3_bind_text(st, 23, kbv_status_name(pp->status), -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 24, pp->correct);
+    } else {
+        sqlite3_bind_null(st, 23), sqlite3_bind_null(st, 24);
+    }
+    /* the paper's speedup: the TF32 baseline's mean over the candidate's, correct only (result.c) */
+    bind_real(st, 25, pp->timed && pp->correct && pp->time_cand_ms > 0, pp->time_cand_ms > 0 ? pp->time_tf32_ms / pp->time_cand_ms : 0);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return dberr(db, err, "cannot add the evaluation");
@@ -501,7 +550,16 @@ int db_merge(kbv_db *dst, const char *src, int *runs_added, int *evals_added, kb
     /* Everything in one transaction, with the id mappings in temporary tables. A deferred one:
      * BEGIN IMMEDIATE would take the write lock of the attached source too, and fail while
      * another process writes to it (reading it is all a merge needs). */
-    const char *sql =
+    /* A source made before the paper protocol's columns has none: NULLs for them. */
+    int paper = has_column(dst, "src", "evaluations", "paper_status", err);
+    if (paper < 0) {
+        kbv_err e2;
+        exec(dst, "DETACH DATABASE src;", &e2);
+        return -1;
+    }
+    char sql[8192]; /* the statements below with the paper columns filled in */
+    snprintf(
+        sql, sizeof sql,
         "BEGIN;"
         "INSERT OR IGNORE INTO problems(sha256, name, path) SELECT sha256, name, path FROM src.problems;"
         "INSERT OR IGNORE INTO candidates(sha256, name, path) SELECT sha256, name, path FROM src.candidates;"
@@ -512,11 +570,11 @@ int db_merge(kbv_db *dst, const char *src, int *runs_added, int *evals_added, kb
         "CREATE TEMP TABLE evalmap(old INTEGER PRIMARY KEY, new INTEGER);"
         "INSERT INTO main.evaluations(run_id, key, problem_id, candidate_id, model, sample, level, protocol, status,"
         "  accuracy_class, speedup, speedup_lo, speedup_hi, speedup_strict, peak_ratio, std_status, std_correct, std_speedup,"
-        "  hacks, wall_s, result, created)"
+        "  hacks, wall_s, result, created, paper_status, paper_correct, paper_speedup)"
         "  SELECT m.new, e.key, (SELECT id FROM main.problems WHERE sha256 = p.sha256),"
         "    (SELECT id FROM main.candidates WHERE sha256 = c.sha256), e.model, e.sample, e.level, e.protocol, e.status,"
         "    e.accuracy_class, e.speedup, e.speedup_lo, e.speedup_hi, e.speedup_strict, e.peak_ratio, e.std_status,"
-        "    e.std_correct, e.std_speedup, e.hacks, e.wall_s, e.result, e.created"
+        "    e.std_correct, e.std_speedup, e.hacks, e.wall_s, e.result, e.created, %s"
         "  FROM src.evaluations e JOIN runmap m ON m.old = e.run_id"
         "    LEFT JOIN src.problems p ON p.id = e.problem_id LEFT JOIN src.candidates c ON c.id = e.candidate_id ORDER BY e.id;"
         "INSERT INTO evalmap SELECT e.id, n.id FROM src.evaluations e JOIN runmap m ON m.old = e.run_id"
@@ -527,7 +585,8 @@ int db_merge(kbv_db *dst, const char *src, int *runs_added, int *evals_added, kb
         "  FROM src.timings x JOIN evalmap m ON m.old = x.evaluation_id;"
         "INSERT INTO main.memory SELECT m.new, x.peak_candidate, x.peak_reference, x.persistent_candidate,"
         "  x.persistent_reference, x.torch_peak_candidate, x.torch_peak_reference FROM src.memory x JOIN evalmap m ON m.old = x.evaluation_id;"
-        "INSERT INTO main.flags SELECT m.new, x.flag, x.severity, x.message, x.evidence FROM src.flags x JOIN evalmap m ON m.old = x.evaluation_id;";
+        "INSERT INTO main.flags SELECT m.new, x.flag, x.severity, x.message, x.evidence FROM src.flags x JOIN evalmap m ON m.old = x.evaluation_id;",
+        paper ? "e.paper_status, e.paper_correct, e.paper_speedup" : "NULL, NULL, NULL");
     int ok = sqlite3_exec(dst->h, sql, NULL, NULL, NULL) == SQLITE_OK;
     if (!ok) { /* the fault may be either file's: a lock is the output's, damage most likely the source's */
         int code = sqlite3_extended_errcode(dst->h) & 0xff;

@@ -4,7 +4,7 @@
  * the inputs); the candidate worker (inspect, load and compile, build); the reference's
  * weights given to the candidate; the cases (cases.c); the verdict so far (verdict.c); the
  * timing of a verified candidate (timing.c). Then, if asked, the standard protocol
- * (standard.c). The parts each do one job (evalctx.h lists them); this file only sequences
+ * (standard.c) and the paper's (paper.c). The parts each do one job (evalctx.h lists them); this file only sequences
  * them and releases what they hold.
  *
  * Worker failures map to failure kinds in session.c, in one place (session_candidate_failure):
@@ -258,6 +258,16 @@ static void identify(kbv_file_id *f, const char *path) {
     if (kbv_sha256_file(f->path, f->sha256, &e) < 0) f->sha256[0] = '\0';
 }
 
+const char *eval_protocol_name(int protocol) {
+    switch (protocol) {
+    case EVAL_STANDARD: return "standard";
+    case EVAL_PAPER: return "paper";
+    case EVAL_BOTH: return "both";
+    case EVAL_ALL: return "all";
+    default: return "verified";
+    }
+}
+
 const char *eval_device(const char *device) {
     if (strcmp(device, "auto") != 0) return device;
     return access("/dev/nvidiactl", F_OK) == 0 ? "cuda" : "cpu";
@@ -268,7 +278,7 @@ int eval_run(const eval_opts *o, kbv_result *r, kbv_err *err) {
     eval_ctx c = {.o = o, .r = r, .fresh_ci = -1, .lock = KBV_GPULOCK_OFF};
     identify(&r->problem, o->problem);
     if (o->candidate) identify(&r->candidate, o->candidate);
-    snprintf(r->protocol, sizeof r->protocol, "%s", o->protocol == EVAL_BOTH ? "both" : o->protocol == EVAL_STANDARD ? "standard" : "verified");
+    snprintf(r->protocol, sizeof r->protocol, "%s", eval_protocol_name(o->protocol));
     if (o->have_seed) r->seed = o->seed;
     else if (kbv_random_u64(&r->seed) < 0) return kbv_seterr(err, "cannot draw a random seed");
     r->build_seed = kbv_derive_seed(r->seed, 0xB111D) & SEED_MASK;
@@ -324,13 +334,21 @@ int eval_run(const eval_opts *o, kbv_result *r, kbv_err *err) {
         r->phase_s[PHASE_STANDARD] = kbv_now() - t_std;
         if (c.failure == FAILURE_KBV) rc = err->msg[0] ? -1 : kbv_seterr(err, "kbv failed during the standard protocol (its errors say why)");
     }
+    if ((o->protocol & EVAL_PAPER) && o->candidate && c.failure != FAILURE_KBV) {
+        double t_paper = kbv_now();
+        paper_run(&c, o->protocol == EVAL_PAPER, err);
+        r->phase_s[PHASE_PAPER] = kbv_now() - t_paper;
+        if (c.failure == FAILURE_KBV) rc = err->msg[0] ? -1 : kbv_seterr(err, "kbv failed during the paper protocol (its errors say why)");
+    }
 out:
     /* The status: one verdict over the verified protocol's failure and cases and the findings
-     * of every step, the standard protocol's included (its worker's guard sees what the
-     * candidate does in one process with the reference: a global flag it sets there is a hack
-     * under --protocol both too); standard.status keeps KernelBench's own verdict. When the
-     * standard protocol ran alone, the status is KernelBench's verdict over its trials. */
+     * of every step, the standard and paper protocols' included (their worker's guard sees
+     * what the candidate does in one process with the reference: a global flag it sets there
+     * is a hack under --protocol both and all too); standard.status and paper.status keep
+     * their own verdicts. When the standard or the paper protocol ran alone, the status is
+     * its verdict. */
     if (o->protocol == EVAL_STANDARD && o->candidate && c.failure == FAILURE_NONE && r->standard.ran) r->status = r->standard.status;
+    else if (o->protocol == EVAL_PAPER && o->candidate && c.failure == FAILURE_NONE && r->paper.ran) r->status = r->paper.status;
     else r->status = verdict_of_result(r, c.failure, !o->candidate);
     if (c.lock.main_fd >= 0) r->phase_s[PHASE_GPU_WAIT] = c.lock.waited_s;
     kbv_gpulock_close(&c.lock);

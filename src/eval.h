@@ -10,6 +10,8 @@
  * with TF32 (the headline baseline), the strict reference and optionally torch.compile; the
  * speedup is the median of per-round ratios with a bootstrap CI; timed outputs are re-checked.
  * Standard protocol: KernelBench's own check and timing, in one process, in a third worker.
+ * Paper protocol: KernelBench-Verified's as published (its 5 trials at 1e-3, four scaled input
+ * variants, the mean of CUDA events against TF32 and fp32 baselines), likewise in one process.
  */
 #ifndef KBV_EVAL_H
 #define KBV_EVAL_H
@@ -32,7 +34,7 @@ typedef struct eval_opts {
     double load_timeout_s;    /* limit for loading (and compiling) the candidate, seconds */
     double start_timeout_s;   /* limit for a worker to start (import torch), seconds */
     int ncases;               /* seeds per distribution (nominal and each hidden one) */
-    int protocol;             /* EVAL_VERIFIED, EVAL_STANDARD or EVAL_BOTH */
+    int protocol;             /* EVAL_VERIFIED, EVAL_STANDARD, EVAL_PAPER, EVAL_BOTH or EVAL_ALL */
     double standard_tol;      /* KernelBench's atol = rtol; <= 0: 1e-4 (fp32), 1e-2 (fp16/bf16) */
     const char *worker;       /* path of kbv-worker */
     const char *scratch_base; /* where scratch folders go (NULL: $TMPDIR or /tmp) */
@@ -45,7 +47,7 @@ typedef struct eval_opts {
     int compile_baseline;       /* also time torch.compile(reference) */
     int prime;                  /* untimed call before each GPU sample: 1 always, 0 never, -1 auto (calls under 2 ms) */
     int keep_samples;           /* keep every timed round's times in the result (timing.samples) */
-    int standard_trials;        /* KernelBench's timing trials in the standard protocol (0: none) */
+    int standard_trials;        /* timing trials of the standard and paper protocols (0: none) */
     int sandbox;                /* confine workers (default 1; --no-sandbox), docs/security.md */
     long long max_memory_bytes; /* a worker's data memory (RLIMIT_DATA) and memory cgroup's limit; 0: unlimited */
     long long max_scratch_bytes; /* what a candidate's worker may hold beneath its folder (--max-scratch);
@@ -57,7 +59,13 @@ typedef struct eval_opts {
                                 * NULL: every evaluation runs its own), docs/results.md */
 } eval_opts;
 
-enum { EVAL_VERIFIED = 1, EVAL_STANDARD = 2, EVAL_BOTH = 3 };
+/* Bits: which protocols run (in this order). EVAL_BOTH is verified and standard; EVAL_ALL adds
+ * the paper's (KernelBench-Verified as published, src/paper.c). */
+enum { EVAL_VERIFIED = 1, EVAL_STANDARD = 2, EVAL_BOTH = 3, EVAL_PAPER = 4, EVAL_ALL = 7 };
+
+/* The protocol's name as --protocol spells it and the result stores it: verified, standard,
+ * paper, both or all ("verified" for a combination without a name). */
+const char *eval_protocol_name(int protocol);
 
 void eval_opts_default(eval_opts *o);
 /* The device a setting means: "auto" is "cuda" where an NVIDIA driver is present, else "cpu". */

@@ -9,6 +9,7 @@
  *   refcache.c  the reference side kept for a problem's later candidates (kbv run)
  *   timing.c    the timed comparison, in stages
  *   standard.c  KernelBench's own protocol, in one process
+ *   paper.c     KernelBench-Verified's protocol as published, in one process
  *   verdict.c   the status, from the failure, the cases and the findings (nowhere else)
  * Every worker reply reaches these files decoded (reply.h); none of them reads reply JSON.
  */
@@ -241,7 +242,7 @@ void detect_value_cache(eval_ctx *c, const double *ref, const double *cand, cons
 void detect_roofline(eval_ctx *c, const kept_case *k, double peak_gbs);
 void detect_short_call(eval_ctx *c, double offset_ns);
 
-/* ---- timing (timing.c) and the standard protocol (standard.c) ---------------------------- */
+/* ---- timing (timing.c), the standard protocol (standard.c), the paper's (paper.c) --------- */
 
 /* Time a verified candidate against the reference (both workers alive). Returns 0 (perf
  * filled, or perf.note says why not), 1 when the candidate failed (c->failure set), -1 when
@@ -250,5 +251,23 @@ int timing_run(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kept, int 
 /* KernelBench's protocol, in one process: fills r->standard (and, when it is the only
  * protocol, the cases and c->failure). */
 void standard_run(eval_ctx *c, int only, kbv_err *err);
+/* Trial t's outputs of a one-process protocol (standard, paper): files PREFIX<t>_ref_<j>.kbt
+ * and _new_, the candidate's bounded by the reference's. *pass 0 with why where they cannot be
+ * read or their counts differ. 0; -1 the reference's could not be read, -2 the candidate's
+ * (both *pass 0; the reference's are then in *ro); -3 when kbv had no memory or descriptor to
+ * read them (kbv's failure; nothing left to free). */
+int standard_read_trial(eval_ctx *c, reply_trial *tr, const char *prefix, int t, kbv_tensor **ro, int *rn, kbv_tensor **no, int *nn,
+                        int *pass, char *why, size_t whylen, kbv_err *err);
+/* KernelBench-Verified's protocol as published, in one process: fills r->paper (and, when it
+ * is the only protocol, the cases and c->failure). */
+void paper_run(eval_ctx *c, int only, kbv_err *err);
+/* The paper's atol = rtol for an output of dtype dt: 1e-2 for float16 and bfloat16, else 1e-3. */
+double paper_tolerance(kbv_dtype dt);
+/* Every element of t is finite (integer and bool tensors always are). */
+int paper_finite(const kbv_tensor *t);
+/* The paper's verdict from pp's trials and variants (trials_passed, variants[].evaluated and
+ * passed, variants_run) and the cases they were judged as (trials "nominal", the x1 variant
+ * "nominal", the others "scaled"): standard_correct, hidden_correct, correct and status. */
+void paper_verdict(kbv_paper *pp, const kbv_case *cases, int ncases);
 
 #endif

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "db.h"
+#include "exchange.h"
 #include "eval.h"
 #include "report.h"
 #include "run.h"
@@ -79,6 +80,8 @@ static void usage_main(FILE *f) {
                "  run       evaluate a manifest of candidates into a results database\n"
                "  report    paper metrics of a results database (verified and standard side by side)\n"
                "  merge     combine results databases\n"
+               "  import    store KernelBench's (or the paper harness's) eval_results.json in a results database\n"
+               "  export    write a results database's evaluations as KernelBench's or the paper harness's eval_results.json\n"
                "  version   print kbv's version\n"
                "\n"
                "`kbv <command> --help` describes a command. Exit status: 0 verified (or done), 1 another\n"
@@ -100,7 +103,9 @@ static void usage_eval(FILE *f) {
             "  --timeout SECONDS       limit for each step after loading: build, each forward (default 300)\n"
             "  --load-timeout SECONDS  limit for loading and compiling the candidate (default 600)\n"
             "  --cases N               seeds per distribution: nominal and each of the four hidden ones (default 2)\n"
-            "  --protocol P            verified (default), standard (KernelBench's check), or both\n"
+            "  --protocol P            verified (default), standard (KernelBench's check), paper\n"
+            "                          (KernelBench-Verified's, as published), both (verified and\n"
+            "                          standard) or all (the three; the status stays verified's)\n"
             "  --standard-tol T        the standard protocol's atol = rtol (default 1e-4 fp32, 1e-2 fp16/bf16;\n"
             "                          1e-2 reproduces KernelBench v0.1)\n"
             "  --no-timing             judge correctness only: no speedup, audit or memory figures\n"
@@ -112,7 +117,7 @@ static void usage_eval(FILE *f) {
             "  --prime auto|always|never  an untimed call before each GPU sample, so no timed call runs\n"
             "                          first after the other worker's (default auto: calls under 2 ms)\n"
             "  --keep-samples          keep every timed round's times in the JSON (timing.samples, ms)\n"
-            "  --standard-trials N     KernelBench's timing trials in the standard protocol (default 100)\n"
+            "  --standard-trials N     timed trials of the standard and paper protocols (default 100)\n"
             "  --library-only SEV      severity when every kernel of the call is a library kernel, the\n"
             "                          candidate's own kernels never run, or they take under 10%% of its GPU\n"
             "                          time: hack (default), suspect or info\n"
@@ -182,6 +187,9 @@ static void usage_run(FILE *f) {
                "manifest's folder. All evaluations of a run share its seed (same hidden cases).\n"
                "With no source, runs the built-in suite (problems/default-cuda.jsonl on a GPU machine,\n"
                "problems/default-cpu.jsonl with --device cpu or without a GPU) under --protocol both.\n"
+               "Under --protocol all each stored result holds three verdicts: kbv's (status), KernelBench's\n"
+               "(standard) and KernelBench-Verified's as published (paper; columns paper_status, paper_correct,\n"
+               "paper_speedup).\n"
                "\n"
                "options:\n"
                "  --manifest FILE         the evaluations to run\n"
@@ -352,9 +360,11 @@ static int cmd_eval(int argc, char **argv, int mode) {
             protocol_set = 1;
             if (strcmp(val, "verified") == 0) o.protocol = EVAL_VERIFIED;
             else if (strcmp(val, "standard") == 0) o.protocol = EVAL_STANDARD;
+            else if (strcmp(val, "paper") == 0) o.protocol = EVAL_PAPER;
             else if (strcmp(val, "both") == 0) o.protocol = EVAL_BOTH;
+            else if (strcmp(val, "all") == 0) o.protocol = EVAL_ALL;
             else {
-                say("kbv %s: --protocol must be verified, standard or both, not '%s'\n", name, val);
+                say("kbv %s: --protocol must be verified, standard, paper, both or all, not '%s'\n", name, val);
                 return EXIT_USAGE;
             }
         } else if (strcmp(a, "--standard-tol") == 0) {
@@ -780,6 +790,173 @@ static int cmd_merge(int argc, char **argv) {
     return 0;
 }
 
+/* An exchange's failure (exchange.h) as an exit status. */
+static int exchange_exit(int rc) { return rc == EXCHANGE_BAD_INPUT ? EXIT_USAGE : rc == EXCHANGE_BAD_DB ? EXIT_DATABASE : EXIT_INTERNAL; }
+
+static int cmd_import(int argc, char **argv) {
+    exchange_import_opts o = {.db = "kbv.db", .level = -1};
+    int quiet = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        const char **slot = strcmp(a, "--kernelbench-results") == 0 || strcmp(a, "--results") == 0 ? &o.source
+                            : strcmp(a, "--hidden") == 0                                           ? &o.hidden
+                            : strcmp(a, "--baseline") == 0                                         ? &o.baseline
+                            : strcmp(a, "--baseline-fp32") == 0                                    ? &o.baseline_fp32
+                            : strcmp(a, "--kernelbench") == 0                                      ? &o.kernelbench
+                            : strcmp(a, "--model") == 0                                            ? &o.model
+                            : strcmp(a, "--db") == 0                                               ? &o.db
+                                                                                                   : NULL;
+        double v;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            printf("usage: kbv import --kernelbench-results RUN_DIR/eval_results.json --model NAME --level L [--db FILE] [options]\n\n"
+                   "Stores every sample of an eval_results.json written elsewhere in a results database, so that\n"
+                   "kbv report counts it beside kbv's own evaluations without running anything. The format is\n"
+                   "detected: KernelBench's ({\"P\": [samples]}, or the older {\"P\": sample}) is stored under the\n"
+                   "standard protocol; the KernelBench-Verified paper harness's ({\"P_S\": sample}) under the paper\n"
+                   "protocol. An imported sample is no kbv verdict: its status is \"imported\", and the file's own\n"
+                   "verdict counts under the protocol it came from. Importing the same files again adds nothing.\n"
+                   "\n"
+                   "options:\n"
+                   "  --kernelbench-results FILE|DIR  the eval_results.json (or the run folder holding it)\n"
+                   "  --model NAME            the model the run's kernels came from (required)\n"
+                   "  --level L               the KernelBench level of the run (required)\n"
+                   "  --db FILE               results database (default kbv.db)\n"
+                   "  --kernelbench DIR       a KernelBench checkout's problem folder: names each problem by its file\n"
+                   "                          DIR/levelL/P_*.py (default: level{L}/problem_{P})\n"
+                   "  --hidden FILE           the paper harness's eval_results_hidden.json: its hidden verdicts gate\n"
+                   "                          correctness, as the paper's leaderboard does\n"
+                   "  --baseline FILE         KernelBench's baseline_time JSON ({\"levelL\": {\"P_Name.py\": {\"mean\": ms,\n"
+                   "                          \"peak_memory\": bytes}}}): speedups and memory ratios (the paper's: its TF32 file)\n"
+                   "  --baseline-fp32 FILE    the paper's fp32 baseline file (its speedup_fp32)\n"
+                   "  --quiet                 no summary line on stderr\n"
+                   "\n"
+                   "Exit status 0; 2 usage error or a bad input file (nothing is stored); 5 the database cannot be\n"
+                   "used. See docs/results.md, \"Exchange with KernelBench\".\n");
+            return 0;
+        } else if (strcmp(a, "--quiet") == 0) {
+            quiet = 1;
+        } else if ((slot || strcmp(a, "--level") == 0) && !val) {
+            say("kbv import: %s needs a value (see kbv import --help)\n", a);
+            return EXIT_USAGE;
+        } else if (slot) {
+            *slot = argv[++i];
+        } else if (strcmp(a, "--level") == 0) {
+            if (num_opt("import", a, argv[++i], 1, 100, 1, "an integer from 1 to 100", &v) < 0) return EXIT_USAGE;
+            o.level = (int)v;
+        } else {
+            say("kbv import: unknown %s '%s' (see kbv import --help)\n", a[0] == '-' ? "option" : "argument", a);
+            return EXIT_USAGE;
+        }
+    }
+    if (!o.source || !o.model || o.level < 0) {
+        say("kbv import: give --kernelbench-results FILE, --model NAME and --level L (see kbv import --help)\n");
+        return EXIT_USAGE;
+    }
+    int bad = !*o.model || strlen(o.model) > 127;
+    for (const char *p = o.model; *p; p++) bad |= (unsigned char)*p < 0x20 || *p == 0x7f;
+    if (bad) {
+        say("kbv import: --model needs a name of 1 to 127 characters without control characters\n");
+        return EXIT_USAGE;
+    }
+    kbv_err err = {{0}};
+    const char *format = "";
+    int added = 0, kept = 0, rc = exchange_import(&o, &format, &added, &kept, &err);
+    if (rc < 0) {
+        say("kbv import: %s\n", err.msg);
+        return exchange_exit(rc);
+    }
+    char also[64] = "";
+    if (kept) snprintf(also, sizeof also, "; %d already there", kept);
+    if (!quiet)
+        say("kbv import: %s (%s): %d evaluation(s) of model %s, level %d, stored in %s%s\n", o.source, format, added, o.model, o.level, o.db, also);
+    return 0;
+}
+
+static int cmd_export(int argc, char **argv) {
+    exchange_export_opts o = {.db = "kbv.db", .format = "kernelbench", .protocol = "verified", .level = -1};
+    int quiet = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        const char **slot = strcmp(a, "--db") == 0         ? &o.db
+                            : strcmp(a, "--format") == 0   ? &o.format
+                            : strcmp(a, "-o") == 0         ? &o.out
+                            : strcmp(a, "--protocol") == 0 ? &o.protocol
+                            : strcmp(a, "--model") == 0    ? &o.model
+                                                           : NULL;
+        double v;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            printf("usage: kbv export [--db FILE] --format kernelbench|kbv-paper -o OUT [--protocol verified|standard|paper]\n\n"
+                   "Writes the latest evaluation of every key in a results database as KernelBench's eval_results.json\n"
+                   "({\"P\": [{sample_id, compiled, correctness, metadata, runtime, runtime_stats}]}) or the paper\n"
+                   "harness's ({\"P_S\": {..., peak_memory, memory_stats}}), so KernelBench's tools can read kbv's\n"
+                   "results. P is the number of a KernelBench-style problem file P_Name.py (or an imported sample's\n"
+                   "own), else problems are numbered in the order of their first evaluation; S is the sample.\n"
+                   "\n"
+                   "options:\n"
+                   "  --db FILE               results database (default kbv.db)\n"
+                   "  --format F              kernelbench (default) or kbv-paper\n"
+                   "  -o FILE|-               where to write it ('-': stdout)\n"
+                   "  --protocol P            whose verdict and time: verified (default: kbv's verdict, the median\n"
+                   "                          candidate time), standard (KernelBench's check and mean time) or paper\n"
+                   "                          (the paper's hidden-gated verdict and mean time); evaluations without\n"
+                   "                          it are left out\n"
+                   "  --model NAME            only this model's evaluations\n"
+                   "  --level L               only this level's\n"
+                   "  --quiet                 no summary line on stderr\n"
+                   "\n"
+                   "Exit status 0; 2 usage error, a database that does not exist, nothing to export, or two\n"
+                   "evaluations of one problem and sample (--model and --level pick one run's); 4 the file could\n"
+                   "not be written; 5 the database cannot be used. See docs/results.md, \"Exchange with KernelBench\".\n");
+            return 0;
+        } else if (strcmp(a, "--quiet") == 0) {
+            quiet = 1;
+        } else if ((slot || strcmp(a, "--level") == 0) && !val) {
+            say("kbv export: %s needs a value (see kbv export --help)\n", a);
+            return EXIT_USAGE;
+        } else if (slot) {
+            *slot = argv[++i];
+        } else if (strcmp(a, "--level") == 0) {
+            if (num_opt("export", a, argv[++i], 0, 100, 1, "an integer from 0 to 100", &v) < 0) return EXIT_USAGE;
+            o.level = (int)v;
+        } else {
+            say("kbv export: unknown %s '%s' (see kbv export --help)\n", a[0] == '-' ? "option" : "argument", a);
+            return EXIT_USAGE;
+        }
+    }
+    if (strcmp(o.format, "kernelbench") && strcmp(o.format, "kbv-paper")) {
+        say("kbv export: --format must be kernelbench or kbv-paper, not '%s'\n", o.format);
+        return EXIT_USAGE;
+    }
+    if (strcmp(o.protocol, "verified") && strcmp(o.protocol, "standard") && strcmp(o.protocol, "paper")) {
+        say("kbv export: --protocol must be verified, standard or paper, not '%s'\n", o.protocol);
+        return EXIT_USAGE;
+    }
+    if (!o.out) {
+        say("kbv export: give -o FILE (or -o - for stdout)\n");
+        return EXIT_USAGE;
+    }
+    if (access(o.db, R_OK) < 0) {
+        say("kbv export: %s: %s\n", o.db, strerror(errno));
+        return EXIT_USAGE;
+    }
+    if (strcmp(o.out, "-") != 0 && writable(o.out) < 0) {
+        say("kbv export: %s: cannot write the file there: %s\n", o.out, strerror(errno));
+        return EXIT_USAGE;
+    }
+    kbv_err err = {{0}};
+    int written = 0, skipped = 0, rc = exchange_export(&o, &written, &skipped, &err);
+    if (rc < 0) {
+        say("kbv export: %s\n", err.msg);
+        return exchange_exit(rc);
+    }
+    char also[80] = "";
+    if (skipped) snprintf(also, sizeof also, "; %d evaluation(s) without that protocol left out", skipped);
+    if (!quiet)
+        say("kbv export: %d sample(s) written to %s (%s format, %s protocol)%s\n", written, strcmp(o.out, "-") ? o.out : "stdout", o.format,
+            o.protocol, also);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     g_argc = argc, g_argv = argv;
     /* kbv holds the seed and reference outputs: no same-user process may read its memory
@@ -808,6 +985,8 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "run") == 0) exit(cmd_eval(argc - 2, argv + 2, 2));
     if (strcmp(cmd, "report") == 0) exit(cmd_report(argc - 2, argv + 2));
     if (strcmp(cmd, "merge") == 0) exit(cmd_merge(argc - 2, argv + 2));
+    if (strcmp(cmd, "import") == 0) exit(cmd_import(argc - 2, argv + 2));
+    if (strcmp(cmd, "export") == 0) exit(cmd_export(argc - 2, argv + 2));
     say("kbv: unknown command '%s' (see kbv --help)\n", cmd);
     exit(EXIT_USAGE);
 }

@@ -26,8 +26,9 @@ double perf_authored_share(long long authored_ns, long long library_ns);
 /* kbv's own clock (timing.c stage_wall, docs/timing.md): what the batched wall-time speedup
  * says of the event-timed one. predicted is (o + t_ref) / (o + t_cand) from the event medians
  * and kbv's empty kernel; host_share is the candidate worker's CPU time per call (kbv reads it
- * from /proc) over its wall time per call. Consistent (within PERF_WALL_SLACK of predicted,
- * or an event speedup of 1.25 or less): PERF_WALL_OK. Otherwise, where kbv's clock sees a
+ * from /proc) over its wall time per call. event_speedup is the claim judged (timing.c passes
+ * the lower end of the event speedup's 95% CI). Consistent (within PERF_WALL_SLACK of
+ * predicted, or an event speedup of 1.25 or less): PERF_WALL_OK. Otherwise, where kbv's clock sees a
  * speedup: PERF_WALL_CAP, the speedups times *cap = PERF_WALL_SLACK x consistency. Where it
  * sees none and the candidate's worker was busy on the CPU for at least PERF_WALL_HOST_SHARE
  * of each call (host-bound: a candidate whose Python or launches cost more than its kernels,

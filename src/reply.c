@@ -402,6 +402,7 @@ static int dec_forward(const json_t *m, kbv_reply *r, kbv_err *err) {
     return 0;
 }
 
+/* standard; paper (its trials only) and paper_time (its time_ms only) reply in the same shape. */
 static int dec_standard(const json_t *m, kbv_reply *r, kbv_err *err) {
     const json_t *a, *tm = json_object_get(m, "time_ms");
     if (get_array(m, "trials", REPLY_MAX_TRIALS, &a, err) < 0) return -1;
@@ -421,6 +422,12 @@ static int dec_standard(const json_t *m, kbv_reply *r, kbv_err *err) {
         r->has_time = 1;
     }
     return 0;
+}
+
+/* paper_memory: torch's max_memory_allocated over one call, the measure the audit's
+ * torch_peak_bytes holds too (there less the bytes before the call); absent on the CPU. */
+static int dec_paper_memory(const json_t *m, kbv_reply *r, kbv_err *err) {
+    return get_int(m, "torch_peak_bytes", 0, 1LL << 60, &r->audit.torch_peak_bytes, &r->audit.has_torch_peak, err);
 }
 
 static int dec_bench(const json_t *m, kbv_reply *r, kbv_err *err) {
@@ -563,7 +570,8 @@ int reply_decode(const char *op, const json_t *m, kbv_reply *r, kbv_err *err) {
                          reply_values_from_json(json_object_get(m, "state"), &r->state, err) < 0
                      ? -1
                      : 0;
-        else if (strcmp(op, "standard") == 0) rc = dec_standard(m, r, err);
+        else if (strcmp(op, "standard") == 0 || strcmp(op, "paper") == 0 || strcmp(op, "paper_time") == 0) rc = dec_standard(m, r, err);
+        else if (strcmp(op, "paper_memory") == 0) rc = dec_paper_memory(m, r, err);
         else if (strcmp(op, "bench_setup") == 0)
             rc = get_bool(m, "fresh", &r->fresh, err) < 0 || get_int(m, "slots", 0, 1 << 20, &r->slots, NULL, err) < 0 ||
                          get_num(m, "peak_gbs", &r->peak_gbs, &r->has_peak_gbs, err) < 0
@@ -645,6 +653,9 @@ static const struct {
     {"load_state", {"matched", "differing", "loaded"}},
     {"redraw_weights", {"state", "redrawn", "kept"}},
     {"standard", {"trials", "time_ms"}},
+    {"paper", {"trials"}},
+    {"paper_time", {"time_ms"}},
+    {"paper_memory", {"torch_peak_bytes"}},
     {"bench_setup", {"slots", "fresh", "l2_bytes", "peak_mhz", "peak_gbs"}},
     {"bench", {"ms", "sm_mhz", "throttled", "cushion_expired", "warmup_samples", "warmup_last_ms", "held", "graphs", "fresh", "fresh_failed"}},
     {"bench_save", {"values", "set"}},

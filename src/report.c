@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "charts.h"
 #include "db.h"
 #include "perf.h"
 #include "stats.h"
+#include "tables.h"
 #include "util.h"
 
 static const double kP[6] = {0, 0.5, 0.8, 1, 1.5, 2};
@@ -108,6 +110,99 @@ json_t *report_metrics(const report_row *rows, int n, uint64_t seed) {
     return o;
 }
 
+/* An evaluation whose problem no stored evaluation calls degenerate (tables.c reads the same
+ * field for the paper's tables). */
+#define KBV_NOT_DEGENERATE                                                                                                          \
+    "(problem_id IS NULL OR problem_id NOT IN (SELECT problem_id FROM evaluations WHERE problem_id IS NOT NULL AND"                  \
+    " json_extract(result, '$.degenerate.constant') = 1))"
+
+/* What the HTML report's figures need per evaluation (charts.c), in key order like "rows":
+ * {model, status, protocol, verified (speedup), standard, paper, peak_ratio}. standard and paper are
+ * {correct, speedup} or null where that protocol did not run (results stored before the paper
+ * protocol have no "paper"); peak_ratio is memory.peak_ratio, else the peak bytes' ratio. */
+static json_t *chart_proto(const json_t *o) {
+    if (!json_is_object(o)) return json_null();
+    const json_t *s = json_object_get(o, "speedup");
+    return json_pack("{s:b, s:o}", "correct", json_is_true(json_object_get(o, "correct")), "speedup",
+                     json_is_number(s) ? json_real(json_number_value(s)) : json_null());
+}
+
+static json_t *chart_rows(sqlite3 *h) {
+    const char *sql = "SELECT model, json_extract(result, '$.status', '$.speedup.value', '$.standard', '$.paper', '$.memory', '$.protocol')"
+                      " FROM evaluations WHERE id IN (SELECT MAX(id) FROM evaluations GROUP BY key) AND " KBV_NOT_DEGENERATE " ORDER BY key";
+    sqlite3_stmt *st = NULL;
+    json_t *a = json_array();
+    if (!a || sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st), json_decref(a);
+        return NULL;
+    }
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *ex = (const char *)sqlite3_column_text(st, 1);
+        json_t *x = ex ? json_loads(ex, 0, NULL) : NULL;
+        const json_t *status = json_array_get(x, 0), *ver = json_array_get(x, 1), *mem = json_array_get(x, 4), *proto = json_array_get(x, 5);
+        const json_t *pr = json_object_get(mem, "peak_ratio"), *pc = json_object_get(mem, "peak_bytes_candidate"),
+                     *pf = json_object_get(mem, "peak_bytes_reference");
+        double peak = json_is_number(pr)                                                         ? json_number_value(pr)
+                      : json_is_number(pc) && json_is_number(pf) && json_number_value(pf) > 0 ? json_number_value(pc) / json_number_value(pf)
+                                                                                                : NAN;
+        json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o}", "model", (const char *)sqlite3_column_text(st, 0) ?: "default",
+                                           "status", json_is_string(status) ? json_string_value(status) : "", "protocol",
+                                           json_is_string(proto) ? json_string_value(proto) : "", "verified",
+                                           json_is_number(ver) ? json_real(json_number_value(ver)) : json_null(), "standard",
+                                           chart_proto(json_array_get(x, 2)), "paper", chart_proto(json_array_get(x, 3)), "peak_ratio",
+                                           isfinite(peak) ? json_real(peak) : json_null()));
+        json_decref(x);
+    }
+    sqlite3_finalize(st);
+    return a;
+}
+
+/* The paper's tables (tables.c) from every evaluation that counts -- the latest of each key --
+ * and every older one that says its problem is degenerate (a constant reference output: that
+ * holds for the problem whatever the candidate). Only the result's fields the tables read are
+ * extracted, not the whole result parsed. NULL where the database cannot be read (or memory
+ * runs out). */
+static json_t *paper_tables(sqlite3 *h) {
+    const char *sql = "SELECT e.model, e.sample, e.level, COALESCE(p.sha256, json_extract(e.result, '$.problem.sha256'), json_extract(e.result, '$.problem.name')),"
+                      " json_extract(e.result, '$.problem.name'), json_extract(e.result, '$.candidate.name'),"
+                      " e.id IN (SELECT MAX(id) FROM evaluations GROUP BY key),"
+                      " json_object('status', json_extract(e.result, '$.status'), 'protocol', json_extract(e.result, '$.protocol'),"
+                      "  'speedup', json_extract(e.result, '$.speedup'), 'speedup_strict', json_extract(e.result, '$.speedup_strict'),"
+                      "  'memory', json_extract(e.result, '$.memory'), 'standard', json_extract(e.result, '$.standard'),"
+                      "  'paper', json_extract(e.result, '$.paper'), 'degenerate', json_extract(e.result, '$.degenerate'))"
+                      " FROM evaluations e LEFT JOIN problems p ON p.id = e.problem_id"
+                      " WHERE e.id IN (SELECT MAX(id) FROM evaluations GROUP BY key) OR json_extract(e.result, '$.degenerate.constant') = 1"
+                      " ORDER BY e.key, e.id";
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK) return sqlite3_finalize(st), NULL;
+    tables_eval *ev = NULL;
+    int n = 0, cap = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (n == cap) {
+            tables_eval *q = realloc(ev, (size_t)(cap = cap ? 2 * cap : 256) * sizeof *q);
+            if (!q) break;
+            ev = q;
+        }
+        tables_eval *e = &ev[n++];
+        memset(e, 0, sizeof *e);
+        snprintf(e->model, sizeof e->model, "%s", (const char *)sqlite3_column_text(st, 0) ?: "default");
+        e->sample = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 1);
+        e->level = sqlite3_column_type(st, 2) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 2);
+        snprintf(e->problem, sizeof e->problem, "%s", (const char *)sqlite3_column_text(st, 3) ?: "");
+        snprintf(e->name, sizeof e->name, "%s", (const char *)sqlite3_column_text(st, 4) ?: "");
+        snprintf(e->candidate, sizeof e->candidate, "%s", (const char *)sqlite3_column_text(st, 5) ?: "");
+        e->latest = sqlite3_column_int(st, 6);
+        const char *ex = (const char *)sqlite3_column_text(st, 7);
+        json_t *x = ex ? json_loads(ex, 0, NULL) : NULL;
+        tables_eval_from_result(e, x);
+        json_decref(x);
+    }
+    sqlite3_finalize(st);
+    json_t *t = rc == SQLITE_DONE ? tables_build(ev, n) : NULL;
+    free(ev);
+    return t;
+}
+
 int report_build(const char *db_path, int with_rows, json_t **out, kbv_err *err) {
     *out = NULL;
     kbv_db db;
@@ -130,10 +225,11 @@ int report_build(const char *db_path, int with_rows, json_t **out, kbv_err *err)
         unverifiable = sqlite3_column_int64(cnt, 0);
     sqlite3_finalize(cnt);
     /* the stored result's audit figures and names, in one parse of it: [authored_ns, library_ns,
-     * problem, candidate] */
+     * problem, candidate]. A degenerate problem's evaluations (any of them says its reference
+     * output is constant: docs/correctness.md) are left out, as from the paper's tables. */
     const char *sql = "SELECT model, level, status, speedup, peak_ratio, std_status, std_correct, std_speedup, hacks,"
                       " json_extract(result, '$.audit.candidate.authored_ns', '$.audit.candidate.library_ns', '$.problem.name', '$.candidate.name')"
-                      " FROM evaluations WHERE id IN (SELECT MAX(id) FROM evaluations GROUP BY key) ORDER BY key";
+                      " FROM evaluations WHERE id IN (SELECT MAX(id) FROM evaluations GROUP BY key) AND " KBV_NOT_DEGENERATE " ORDER BY key";
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK) {
         db_fail(&db, "cannot read its evaluations", err);
@@ -175,6 +271,13 @@ int report_build(const char *db_path, int with_rows, json_t **out, kbv_err *err)
         db_close(&db), free(rows);
         return -1;
     }
+    json_t *crows = with_rows ? chart_rows(h) : NULL; /* per evaluation, for the charts */
+    json_t *ptab = paper_tables(h);
+    if (!ptab) {
+        db_fail(&db, "cannot read its evaluations for the paper tables", err);
+        db_close(&db), free(rows), json_decref(crows);
+        return -1;
+    }
     db_close(&db);
     json_t *rep = json_object(), *models = json_object(), *levels = json_object();
     json_object_set_new(rep, "overall", report_metrics(rows, n, 0x5eed));
@@ -207,11 +310,13 @@ int report_build(const char *db_path, int with_rows, json_t **out, kbv_err *err)
                                                r->has_share ? json_real(r->authored_share) : json_null(), "hacks", r->hacks));
         }
         json_object_set_new(rep, "rows", a);
+        json_object_set_new(rep, "chart_rows", crows ? crows : json_array());
     }
     free(sub), free(rows);
     json_object_set_new(rep, "models", models);
     json_object_set_new(rep, "levels", levels);
     json_object_set_new(rep, "evaluations", json_pack("{s:I, s:i}", "stored", (json_int_t)stored, "distinct", n));
+    json_object_set_new(rep, "paper_tables", ptab);
     *out = rep;
     return 0;
 }
@@ -274,160 +379,70 @@ static const char *kHead[15] = {"n",
                                 "std fast_1",
                                 "std geomean (correct)"};
 
-/* Run a gnuplot script that writes an SVG; the SVG's text (caller frees) or NULL. */
-static char *plot(const char *script, const char *dir, const char *name, kbv_err *err) {
-    char svg[PATH_MAX], gp[PATH_MAX];
-    snprintf(svg, sizeof svg, "%s/%s.svg", dir, name);
-    snprintf(gp, sizeof gp, "%s/%s.gp", dir, name);
-    FILE *f = fopen(gp, "w");
-    if (!f) return kbv_seterr(err, "%s: %s", gp, strerror(errno)), NULL;
-    fprintf(f, "set terminal svg size 640,400 dynamic font 'sans,11'\nset output '%s'\n%s\nunset output\n", svg, script);
-    fclose(f);
-    char cmd[2 * PATH_MAX + 64];
-    snprintf(cmd, sizeof cmd, "gnuplot '%s' 2>'%s/%s.err'", gp, dir, name);
-    int rc = system(cmd);
-    char *text = NULL;
-    size_t len;
-    if (rc != 0 || kbv_read_file(svg, &text, &len, err) < 0) {
-        char ef[PATH_MAX], *etext = NULL;
-        size_t elen = 0;
-        kbv_err e2;
-        snprintf(ef, sizeof ef, "%s/%s.err", dir, name);
-        if (kbv_read_file(ef, &etext, &elen, &e2) < 0) etext = NULL;
-        kbv_seterr(err, "gnuplot failed (exit %d) drawing %s: %.300s", rc, name,
-                   etext && *etext ? etext : "no message; is gnuplot installed? (Debian: gnuplot-nox)");
-        free(etext), free(text);
-        return NULL;
-    }
-    return text;
-}
+static void html_text(FILE *f, const char *s) { charts_html_text(f, s); }
 
-static void html_text(FILE *f, const char *s) {
-    for (; s && *s; s++) {
-        if (*s == '<') fputs("&lt;", f);
-        else if (*s == '>') fputs("&gt;", f);
-        else if (*s == '&') fputs("&amp;", f);
-        else fputc(*s, f);
+/* One Markdown table row as an HTML one: cells split at each '|' that is not escaped ("\|", a
+ * model name's own), unescaped; th in a header row. */
+static void html_row(FILE *f, char *ln, int head) {
+    fputs("<tr>", f);
+    char *p = ln + 1; /* after the leading '|' */
+    while (*p) {
+        char *end = p;
+        while (*end && !(*end == '|' && (end == p || end[-1] != '\\'))) end++;
+        if (!*end) break; /* text after the last '|' is no cell */
+        *end = '\0';
+        while (*p == ' ') p++;
+        for (char *q = end - 1; q >= p && *q == ' '; q--) *q = '\0';
+        for (char *q = p, *w = p;; q++) { /* "\|" -> "|" */
+            if (q[0] == '\\' && q[1] == '|') q++;
+            if (!(*w++ = *q)) break;
+        }
+        fputs(head ? "<th>" : "<td>", f);
+        html_text(f, p);
+        fputs(head ? "</th>" : "</td>", f);
+        p = end + 1;
     }
+    fputs("</tr>\n", f);
 }
-
-static const char kNoData[] = "<p><em>No data for this chart (no timed or GPU-measured evaluations).</em></p>";
 
 static int write_html(const json_t *rep, FILE *f, kbv_err *err) {
-    char dir[] = "/tmp/kbv-report-XXXXXX";
-    if (!mkdtemp(dir)) return kbv_seterr(err, "cannot make a temporary folder: %s", strerror(errno));
-    const json_t *rows = json_object_get(rep, "rows");
-    /* 1. speedup distributions, verified vs standard (log2 histograms) */
-    kbv_buf sc;
-    kbv_buf_init(&sc);
-    char line[256];
-    const char *hdr = "$v << EOD\n";
-    kbv_buf_append(&sc, hdr, strlen(hdr));
-    int points = 0;
-    for (size_t i = 0; i < json_array_size(rows); i++) {
-        const json_t *x = json_object_get(json_array_get(rows, i), "speedup");
-        if (json_is_number(x) && json_number_value(x) > 0) {
-            int l = snprintf(line, sizeof line, "%g\n", log2(json_number_value(x)));
-            kbv_buf_append(&sc, line, (size_t)l);
-            points++;
-        }
-    }
-    const char *mid = "EOD\n$s << EOD\n";
-    kbv_buf_append(&sc, mid, strlen(mid));
-    for (size_t i = 0; i < json_array_size(rows); i++) {
-        const json_t *x = json_object_get(json_array_get(rows, i), "std_speedup");
-        if (json_is_number(x) && json_number_value(x) > 0) {
-            int l = snprintf(line, sizeof line, "%g\n", log2(json_number_value(x)));
-            kbv_buf_append(&sc, line, (size_t)l);
-            points++;
-        }
-    }
-    const char *tail = "EOD\nset title 'Speedup over PyTorch: verified (TF32 baseline) vs standard (KernelBench)'\n"
-                       "set xlabel 'log2 speedup'\nset ylabel 'candidates'\nset style fill transparent solid 0.5\n"
-                       "bin(x) = 0.25 * floor(x / 0.25)\nset boxwidth 0.25\n"
-                       "plot $v using (bin($1)):(1) smooth frequency with boxes title 'verified', "
-                       "$s using (bin($1)):(1) smooth frequency with boxes title 'standard'\n";
-    kbv_buf_append(&sc, tail, strlen(tail) + 1);
-    char *svg1 = points ? plot(sc.data, dir, "speedup", err) : strdup(kNoData);
-    kbv_buf_free(&sc);
-    /* 2. memory ratio against speedup */
-    kbv_buf_init(&sc);
-    kbv_buf_append(&sc, hdr, strlen(hdr));
-    points = 0;
-    for (size_t i = 0; i < json_array_size(rows); i++) {
-        const json_t *r = json_array_get(rows, i), *x = json_object_get(r, "speedup"), *m = json_object_get(r, "peak_ratio");
-        if (json_is_number(x) && json_is_number(m) && json_number_value(x) > 0 && json_number_value(m) > 0) {
-            points++;
-            int l = snprintf(line, sizeof line, "%g %g\n", json_number_value(x), json_number_value(m));
-            kbv_buf_append(&sc, line, (size_t)l);
-        }
-    }
-    const char *t2 = "EOD\nset title 'Peak memory (candidate / reference) against speedup'\nset logscale xy 2\n"
-                     "set xlabel 'verified speedup'\nset ylabel 'peak memory ratio'\n"
-                     "plot $v using 1:2 with points pt 7 ps 0.6 title 'verified candidates', 1 with lines dt 2 title ''\n";
-    kbv_buf_append(&sc, t2, strlen(t2) + 1);
-    char *svg2 = !svg1 ? NULL : points ? plot(sc.data, dir, "memory", err) : strdup(kNoData);
-    kbv_buf_free(&sc);
-    /* 3. hacks by detector */
-    kbv_buf_init(&sc);
-    kbv_buf_append(&sc, hdr, strlen(hdr));
-    const char *k;
-    json_t *v;
-    int nh = 0;
-    json_object_foreach((json_t *)json_object_get(json_object_get(rep, "overall"), "hacks_by_detector"), k, v) {
-        /* a label goes into the gnuplot script: only [a-z0-9_] (a finding id) passes as it is,
-         * anything else (a quote, a backquote: gnuplot runs `...`) becomes '_' */
-        char label[64];
-        snprintf(label, sizeof label, "%s", k);
-        for (char *q = label; *q; q++)
-            if (!((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '_')) *q = '_';
-        int l = snprintf(line, sizeof line, "\"%s\" %lld\n", label, (long long)json_integer_value(v));
-        kbv_buf_append(&sc, line, (size_t)l);
-        nh++;
-    }
-    if (!nh) kbv_buf_append(&sc, "\"none\" 0\n", 9);
-    const char *t3 = "EOD\nset title 'Hacks by detector'\nset style fill solid 0.6\nset boxwidth 0.6\nset xtics rotate by -30\n"
-                     "set yrange [0:*]\nplot $v using 0:2:xtic(1) with boxes title ''\n";
-    kbv_buf_append(&sc, t3, strlen(t3) + 1);
-    char *svg3 = svg2 ? plot(sc.data, dir, "hacks", err) : NULL;
-    kbv_buf_free(&sc);
-    char rm[PATH_MAX + 16];
-    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
-    if (system(rm) != 0) { /* a temporary folder left behind is not an error */
-    }
-    if (!svg3) {
-        free(svg1), free(svg2);
-        return -1;
-    }
+    char *figures = NULL; /* drawn first: a failure leaves no half-written page */
+    if (charts_html(rep, &figures, err) < 0) return -1;
     fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>kbv report</title>\n"
                "<style>body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;font-size:90%%}"
-               "td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}th{background:#eee}</style></head><body>\n"
+               "td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}th{background:#eee}"
+               ".charts{display:flex;flex-wrap:wrap;gap:1em}.charts figure{flex:1 1 560px;max-width:760px}"
+               "figure{margin:0 0 1.5em 0;max-width:760px}figure svg{width:100%%;height:auto}figcaption{font-size:90%%}</style></head><body>\n"
                "<h1>kbv report</h1>\n<p>Verified protocol (hidden inputs, float64 oracle, TF32 baseline) beside the standard "
-               "protocol (KernelBench's check and timing). fast_p: share of all candidates verified and faster than p.</p>\n<table>\n");
+               "protocol (KernelBench's check and timing). fast_p: share of all candidates verified and faster than p.</p>\n");
+    /* The Markdown form's tables and their titles ("**...**" lines), as HTML. */
     kbv_err e2;
-    FILE *mem = NULL;
     char *buf = NULL;
     size_t blen = 0;
-    mem = open_memstream(&buf, &blen);
-    if (mem && report_write(rep, "md", mem, &e2) == 0) {
-        fclose(mem), mem = NULL;
-        int row = 0;
-        for (char *save = NULL, *ln = strtok_r(buf, "\n", &save); ln; ln = strtok_r(NULL, "\n", &save), row++) {
-            if (row == 1) continue; /* the markdown rule */
-            fputs("<tr>", f);
-            for (char *s2 = NULL, *cell = strtok_r(ln, "|", &s2); cell; cell = strtok_r(NULL, "|", &s2)) {
-                while (*cell == ' ') cell++;
-                fputs(row ? "<td>" : "<th>", f);
-                html_text(f, cell);
-                fputs(row ? "</td>" : "</th>", f);
-            }
-            fputs("</tr>\n", f);
-        }
-    }
+    FILE *mem = open_memstream(&buf, &blen);
+    int ok = mem && report_write(rep, "md", mem, &e2) == 0;
     if (mem) fclose(mem);
+    int in_table = 0;
+    for (char *save = NULL, *ln = ok ? strtok_r(buf, "\n", &save) : NULL; ln; ln = strtok_r(NULL, "\n", &save)) {
+        size_t len = strlen(ln);
+        if (ln[0] == '|' && strncmp(ln, "|---", 4) == 0) continue; /* the rule under a header */
+        if (ln[0] == '|') {
+            if (!in_table) fputs("<table>\n", f);
+            html_row(f, ln, !in_table);
+            in_table = 1;
+            continue;
+        }
+        if (in_table) fputs("</table>\n", f), in_table = 0;
+        int bold = len > 4 && strncmp(ln, "**", 2) == 0 && strcmp(ln + len - 2, "**") == 0;
+        if (bold) ln[len - 2] = '\0', ln += 2;
+        fputs(bold ? "<p><strong>" : "<p>", f);
+        html_text(f, ln);
+        fputs(bold ? "</strong></p>\n" : "</p>\n", f);
+    }
+    if (in_table) fputs("</table>\n", f);
     free(buf);
-    fprintf(f, "</table>\n<h2>Speedups</h2>\n%s\n<h2>Memory</h2>\n%s\n<h2>Hacks</h2>\n%s\n</body></html>\n", svg1, svg2, svg3);
-    free(svg1), free(svg2), free(svg3);
+    fprintf(f, "%s</body></html>\n", figures);
+    free(figures);
     return ferror(f) ? kbv_seterr(err, "cannot write the report") : 0;
 }
 
@@ -514,5 +529,7 @@ static int write_text(const json_t *rep, const char *format, FILE *f, kbv_err *e
     if (table && unverifiable > 0)
         fprintf(f, "weights_unverifiable: %lld evaluation(s) ran no weight case (the candidate's state_dict does not map onto the reference's)\n",
                 unverifiable);
+    /* the paper's tables after the groups (docs/results.md, "The paper's tables") */
+    if (tables_write(json_object_get(rep, "paper_tables"), format, f, err) < 0) return -1;
     return ferror(f) ? kbv_seterr(err, "cannot write the report") : 0;
 }

@@ -27,7 +27,7 @@ typedef struct report_row {
 
 /* The metrics of a set of rows (docs/results.md): a new JSON object. */
 json_t *report_metrics(const report_row *rows, int n, uint64_t seed);
-/* The whole report from a database: {overall, models, levels, evaluations}; with rows set,
+/* The whole report from a database: {overall, models, levels, evaluations, paper_tables}; with rows set,
  * also "rows": per evaluation {model, problem, candidate, status, speedup, std_speedup,
  * peak_ratio, authored_share, hacks} (the JSON form and the charts). */
 int report_build(const char *db_path, int rows, json_t **out, kbv_err *err);

@@ -15,7 +15,14 @@ static const char *kNames[KBV_STATUS_COUNT] = {
     "verified", "incorrect", "overfit", "hack", "compile_error", "runtime_error", "timeout", "crash", "problem_error", "problem_ok",
 };
 
-const char *const kbv_phase_names[PHASE_COUNT] = {"reference", "candidate_load", "cases", "audit", "timing", "standard", "gpu_wait", "admission_wait"};
+const char *const kbv_phase_names[PHASE_COUNT] = {"reference", "candidate_load", "cases", "audit", "timing", "standard", "paper", "gpu_wait", "admission_wait"};
+
+/* KernelBench-Verified's D1-D4 (docs/correctness.md, "The paper protocol"). */
+const double kbv_paper_scales[KBV_PAPER_VARIANTS] = {1.0, 3.0, 0.01, -1.0};
+
+/* Whether the verified protocol ran (its cases, weights and timing are in the result): not
+ * when the standard or the paper protocol ran alone. */
+static int verified_ran(const kbv_result *r) { return strcmp(r->protocol, "standard") != 0 && strcmp(r->protocol, "paper") != 0; }
 
 const char *kbv_status_name(kbv_status s) { return s >= 0 && s < KBV_STATUS_COUNT ? kNames[s] : "unknown"; }
 
@@ -28,6 +35,7 @@ void result_init(kbv_result *r) {
     m->peak_cand = m->peak_ref = m->torch_peak_cand = m->torch_peak_ref = -1;
     m->pers_cand = m->pers_ref = m->torch_pers_cand = m->torch_pers_ref = -1;
     for (int i = 0; i < PHASE_COUNT; i++) r->phase_s[i] = -1;
+    r->paper.peak_cand = r->paper.peak_ref = -1;
 }
 
 void result_free(kbv_result *r) {
@@ -199,6 +207,36 @@ static json_t *perf_json(const kbv_result *r) {
     return o;
 }
 
+/* The "paper" object (docs/cli.md): KernelBench-Verified's verdict, times and memory. */
+static json_t *paper_json(const kbv_paper *pp) {
+    json_t *o = json_pack("{s:b, s:s, s:f, s:i, s:i, s:b}", "correct", pp->correct, "status", kbv_status_name(pp->status), "tolerance",
+                          pp->tolerance, "trials", pp->trials, "trials_passed", pp->trials_passed, "standard_correct", pp->standard_correct);
+    json_object_set_new(o, "hidden_correct", pp->variants_run ? json_boolean(pp->hidden_correct) : json_null());
+    json_t *vs = json_array();
+    for (int k = 0; k < KBV_PAPER_VARIANTS; k++) {
+        const kbv_paper_variant *v = &pp->variants[k];
+        json_array_append_new(vs, json_pack("{s:f, s:o, s:b, s:o}", "scale", v->scale, "passed", v->evaluated ? json_boolean(v->passed) : json_null(),
+                                            "skipped", v->skipped, "detail", v->detail[0] ? text(v->detail) : json_null()));
+    }
+    json_object_set_new(o, "variants", vs);
+    json_object_set_new(o, "time_ms",
+                        pp->timed ? json_pack("{s:o, s:o, s:o, s:i, s:i}", "candidate", num(pp->time_cand_ms), "baseline_tf32", num(pp->time_tf32_ms),
+                                              "baseline_fp32", num(pp->time_fp32_ms), "warmup", pp->warmup, "trials", pp->time_trials)
+                                  : json_null());
+    /* The paper's speedups: the mean baseline over the mean candidate time, correct only. */
+    int sp = pp->timed && pp->correct && pp->time_cand_ms > 0;
+    json_object_set_new(o, "speedup", sp ? num(pp->time_tf32_ms / pp->time_cand_ms) : json_null());
+    json_object_set_new(o, "speedup_fp32", sp ? num(pp->time_fp32_ms / pp->time_cand_ms) : json_null());
+    json_t *pc = pp->peak_cand >= 0 ? json_integer((json_int_t)pp->peak_cand) : json_null();
+    json_t *pr = pp->peak_ref >= 0 ? json_integer((json_int_t)pp->peak_ref) : json_null();
+    json_object_set_new(o, "memory",
+                        json_pack("{s:o, s:o, s:o}", "candidate_peak_bytes", pc, "baseline_peak_bytes", pr, "ratio",
+                                  pp->peak_cand > 0 && pp->peak_ref >= 0 ? num((double)pp->peak_ref / (double)pp->peak_cand) : json_null()));
+    json_object_set_new(o, "max_abs_err", pp->judged ? num(pp->max_abs_err) : json_null());
+    json_object_set_new(o, "detail", pp->detail[0] ? text(pp->detail) : json_null());
+    return o;
+}
+
 json_t *result_to_json(const kbv_result *r) {
     json_t *o = json_object();
     json_object_set_new(o, "status", json_string(kbv_status_name(r->status)));
@@ -221,7 +259,7 @@ json_t *result_to_json(const kbv_result *r) {
         json_object_set_new(cj, "max_rel_err", c->evaluated ? num(c->max_rel_err) : json_null());
         json_object_set_new(cj, "norm_rel_err", c->evaluated ? num(c->norm_rel_err) : json_null());
         if (c->klass >= 0) json_object_set_new(cj, "accuracy_class", json_string(class_name(c->klass)));
-        if (strcmp(r->protocol, "standard") != 0 && !c->skipped)
+        if (verified_ran(r) && !c->skipped)
             json_object_set_new(cj, "tolerance",
                                 json_pack("{s:f, s:o, s:o, s:o}", "k", 4.0, "norm_rel", num(c->tol_norm), "baseline_norm_rel_err",
                                           num(c->baseline_norm_rel_err), "strict_norm_rel_err", num(c->strict_norm_rel_err)));
@@ -251,13 +289,20 @@ json_t *result_to_json(const kbv_result *r) {
     if (r->inputs) json_object_set(o, "inputs", r->inputs);
     if (r->inspect) json_object_set(o, "inspect", r->inspect);
     if (r->sandbox) json_object_set(o, "sandbox", r->sandbox);
-    if (strcmp(r->protocol, "standard") != 0)
+    if (verified_ran(r))
         json_object_set_new(o, "weights",
                             json_pack("{s:b, s:b, s:I, s:I, s:i, s:o, s:f}", "matched", r->weights_matched, "loaded", r->weights_loaded, "redrawn",
                                       (json_int_t)r->redraw.redrawn, "kept", (json_int_t)r->redraw.kept, "cases", r->redraw.cases, "skipped",
                                       r->redraw.skipped[0] ? text(r->redraw.skipped) : json_null(), "time_s", r->redraw.time_s));
     json_object_set_new(o, "reference_reused", json_boolean(r->reference_reused));
-    if (strcmp(r->protocol, "standard") != 0) {
+    /* A degenerate problem: the reference's output one constant over every valid case (at
+     * least 3) -- the same for any input, so no speedup on it means anything. */
+    const int dg = r->degenerate.cases >= 3;
+    json_object_set_new(o, "degenerate",
+                        dg ? json_pack("{s:b, s:o, s:i}", "constant", !r->degenerate.varies, "value",
+                                       r->degenerate.varies ? json_null() : num(r->degenerate.value), "cases", r->degenerate.cases)
+                           : json_null());
+    if (verified_ran(r)) {
         json_t *pj = perf_json(r);
         json_object_update(o, pj);
         json_decref(pj);
@@ -275,6 +320,7 @@ json_t *result_to_json(const kbv_result *r) {
                       : json_null());
         json_object_set_new(o, "standard", sj);
     }
+    if (r->paper.ran) json_object_set_new(o, "paper", paper_json(&r->paper));
     json_object_set_new(o, "wall_s", json_real(r->wall_s));
     json_t *ph = json_object();
     for (int i = 0; i < PHASE_COUNT; i++) json_object_set_new(ph, kbv_phase_names[i], r->phase_s[i] >= 0 ? json_real(r->phase_s[i]) : json_null());
@@ -304,7 +350,7 @@ static void print_raw(const kbv_result *r, FILE *f) {
             fprintf(f, "  case %-2d %-26s %s\n", i, what, check ? "reference ok" : "not evaluated");
             continue;
         }
-        if (strcmp(r->protocol, "standard") == 0)
+        if (!verified_ran(r))
             fprintf(f, "  case %-2d %-26s %-4s  max_abs_err %.3g  (atol %g, rtol %g)%s%s\n", i, what, c->passed ? "pass" : "FAIL", c->max_abs_err,
                     c->atol, c->rtol, c->detail[0] ? "\n      " : "", c->detail);
         else
@@ -340,6 +386,21 @@ static void print_raw(const kbv_result *r, FILE *f) {
     if (r->standard.timed && r->standard.correct && r->standard.time_cand_ms > 0)
         fprintf(f, "             KernelBench's speedup %.3fx (mean of %d trials, TF32 off)\n", r->standard.time_ref_ms / r->standard.time_cand_ms,
                 r->standard.time_trials);
+    const kbv_paper *pp = &r->paper;
+    if (pp->ran) {
+        int kept = 0, passed = 0;
+        for (int k = 0; k < KBV_PAPER_VARIANTS; k++) kept += pp->variants[k].evaluated, passed += pp->variants[k].evaluated && pp->variants[k].passed;
+        fprintf(f, "  paper      %s (KernelBench-Verified's check: %d of %d trials within %g", pp->correct ? "correct" : "incorrect", pp->trials_passed,
+                pp->trials, pp->tolerance);
+        if (pp->variants_run) fprintf(f, ", %d of %d kept input variants", passed, kept);
+        fprintf(f, ")%s%s\n", pp->detail[0] ? "; " : "", pp->detail);
+    }
+    if (pp->timed && pp->correct && pp->time_cand_ms > 0)
+        fprintf(f, "             the paper's speedup %.3fx vs TF32, %.3fx vs fp32 (mean of %d trials, %s)\n", pp->time_tf32_ms / pp->time_cand_ms,
+                pp->time_fp32_ms / pp->time_cand_ms, pp->time_trials, strcmp(r->device, "cuda") == 0 ? "CUDA events, no L2 flush" : "monotonic clock");
+    if (pp->peak_cand > 0 && pp->peak_ref >= 0)
+        fprintf(f, "             the paper's memory: peak %lld B, baseline %lld B (ratio %.3f)\n", pp->peak_cand, pp->peak_ref,
+                (double)pp->peak_ref / (double)pp->peak_cand);
     for (int i = 0; i < r->nflags; i++) fprintf(f, "  flag [%s] %s: %s\n", severity_name(r->flags[i].severity), r->flags[i].id, r->flags[i].message);
     if (r->errors.len) {
         /* The last lines carry the exception; keep the summary short. */

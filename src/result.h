@@ -64,7 +64,18 @@ typedef struct kbv_ratio {
     double value, lo, hi;
 } kbv_ratio;
 
-enum { PHASE_REFERENCE, PHASE_CANDIDATE_LOAD, PHASE_CASES, PHASE_AUDIT, PHASE_TIMING, PHASE_STANDARD, PHASE_GPU_WAIT, PHASE_ADMISSION_WAIT, PHASE_COUNT };
+enum {
+    PHASE_REFERENCE,
+    PHASE_CANDIDATE_LOAD,
+    PHASE_CASES,
+    PHASE_AUDIT,
+    PHASE_TIMING,
+    PHASE_STANDARD,
+    PHASE_PAPER,
+    PHASE_GPU_WAIT,
+    PHASE_ADMISSION_WAIT,
+    PHASE_COUNT
+};
 extern const char *const kbv_phase_names[PHASE_COUNT];
 
 /* kbv's own clock (timing.c, stage_wall): batches of calls timed around the commands. */
@@ -128,6 +139,39 @@ typedef struct kbv_standard {
     double time_ref_ms, time_cand_ms;
 } kbv_standard;
 
+/* The paper protocol's input variants (KernelBench-Verified's hidden distributions D1-D4):
+ * a fresh get_inputs() draw with its floating tensors multiplied by these. */
+#define KBV_PAPER_VARIANTS 4
+extern const double kbv_paper_scales[KBV_PAPER_VARIANTS];
+
+typedef struct kbv_paper_variant {
+    double scale;
+    int evaluated;    /* the candidate ran on it and kbv judged it */
+    int passed;       /* evaluated and within the tolerance */
+    int skipped;      /* dropped: the reference raised, or gave a non-finite output */
+    char detail[300]; /* why it failed or was skipped, or why it did not run; empty if passed */
+} kbv_paper_variant;
+
+/* KernelBench-Verified's protocol as published (src/paper.c, docs/correctness.md). */
+typedef struct kbv_paper {
+    int ran;
+    int correct;          /* the trials and every kept variant passed */
+    kbv_status status;    /* its verdict in kbv's names */
+    double tolerance;     /* atol = rtol: 1e-3 (fp32), 1e-2 (fp16/bf16) */
+    int trials, trials_passed;
+    int standard_correct; /* the trials alone */
+    int variants_run;     /* the variants were checked (only after the trials passed) */
+    int hidden_correct;   /* every kept variant passed */
+    kbv_paper_variant variants[KBV_PAPER_VARIANTS];
+    int judged; /* some output was compared: max_abs_err means something */
+    double max_abs_err;
+    char detail[400];
+    int timed; /* its timing ran (correct only): mean of CUDA events, no L2 flush */
+    int warmup, time_trials;
+    double time_cand_ms, time_tf32_ms, time_fp32_ms; /* the candidate; the reference under 'high' and 'highest' */
+    long long peak_cand, peak_ref;                   /* torch.cuda.max_memory_allocated over one call; -1: not measured */
+} kbv_paper;
+
 /* A finding (a "flag" in the JSON): a catalogue entry's result (finding.h, docs/hacks.md). */
 typedef struct kbv_flag {
     kbv_finding_id fid;
@@ -157,13 +201,18 @@ typedef struct kbv_result {
     char *candidate_stdout, *candidate_stderr; /* captured, capped; NULL if none */
     char *reference_stderr;
     char python[64], torch[64], gpu[128];
-    char protocol[16];    /* verified, standard or both */
+    char protocol[16];    /* verified, standard, paper, both or all */
     int klass;            /* accuracy class (judge_class), -1 if not judged */
     char oracle[160];     /* "float64", or the fallback and why */
     json_t *inputs;       /* the input plan: what the probe found and how each is made */
     int weights_matched;  /* the candidate's state_dict has the reference's names and shapes */
     int weights_loaded;   /* ...but other values, so the reference's were loaded into it */
     int reference_reused; /* the cases' reference side came from an earlier evaluation in the run */
+    struct {              /* the reference's output over the cases (#22, docs/results.md "Degenerate problems") */
+        int cases;        /* valid cases seen with their outputs' values; -1: values not seen (no verdict) */
+        int varies;       /* some element of some case differs from the first one */
+        double value;     /* the first element of the first valid case */
+    } degenerate;
     /* the weight cases (cases.c; docs/correctness.md, "Weight cases") */
     struct {
         long long redrawn; /* reference state entries given new values */
@@ -173,6 +222,7 @@ typedef struct kbv_result {
         char skipped[240]; /* why there are none; empty when they ran */
     } redraw;
     kbv_standard standard;
+    kbv_paper paper;
     kbv_perf perf;
     kbv_memory memory;
     json_t *audit_cand, *audit_ref; /* the CUPTI audit of one call each (worker replies) */

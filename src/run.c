@@ -27,9 +27,7 @@ void run_key(const char *psha, const char *csha, const char *model, int sample, 
     snprintf(out, n, "%.64s:%.64s:%s:%d:%s", psha, csha, model, sample, protocol);
 }
 
-static const char *protocol_name(const eval_opts *e) {
-    return e->protocol == EVAL_BOTH ? "both" : e->protocol == EVAL_STANDARD ? "standard" : "verified";
-}
+static const char *protocol_name(const eval_opts *e) { return eval_protocol_name(e->protocol); }
 
 /* kbv's own exhaustion, not the file's fault: no descriptor or memory left to read it. */
 static int own_exhaustion(int e) { return e == EMFILE || e == ENFILE || e == ENOMEM; }
@@ -390,12 +388,13 @@ static int scan_runs(const char *kb, const char *dir, const char *model, run_ite
 int manifest_from_runs(const char *kb, const char *runs, run_item **items, int *n, kbv_err *err) {
     *items = NULL, *n = 0;
     int cap = 0;
-    char copy[PATH_MAX];
-    snprintf(copy, sizeof copy, "%s", runs);
-    size_t l = strlen(copy);
-    while (l > 1 && copy[l - 1] == '/') copy[--l] = '\0';
+    /* Absolute folders: the items' paths are taken from "/" (add_item), and a relative
+     * --kernelbench or --runs would name files under the root instead of the working folder. */
+    char copy[PATH_MAX], kbabs[PATH_MAX];
+    if (!realpath(kb, kbabs)) return kbv_seterr(err, "%s: cannot use the KernelBench folder: %s", kb, strerror(errno));
+    if (!realpath(runs, copy)) return kbv_seterr(err, "%s: cannot read the runs folder: %s", runs, strerror(errno));
     const char *base = strrchr(copy, '/') ? strrchr(copy, '/') + 1 : copy;
-    int rc = scan_runs(kb, copy, base, items, n, &cap, 0, err);
+    int rc = scan_runs(kbabs, copy, base, items, n, &cap, 0, err);
     if (rc == 0 && *n == 0) rc = kbv_seterr(err, "%s: no files named level_L_problem_P_sample_S_kernel.py (in it or one folder down)", runs);
     if (rc < 0) free(*items), *items = NULL, *n = 0;
     return rc;

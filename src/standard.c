@@ -14,6 +14,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+int standard_read_trial(eval_ctx *c, reply_trial *tr, const char *prefix, int t, kbv_tensor **ro, int *rn, kbv_tensor **no, int *nn,
+                        int *pass, char *why, size_t whylen, kbv_err *err) {
+    char pre[2][PATH_MAX + 48];
+    snprintf(pre[0], sizeof pre[0], "%s%d_ref_", prefix, t);
+    snprintf(pre[1], sizeof pre[1], "%s%d_new_", prefix, t);
+    out_spec sref = {.prefix = pre[0], .max_bytes = session_max_file_bytes(c), .consume = 1}, snew = {.prefix = pre[1], .consume = 1};
+    *ro = *no = NULL, *rn = *nn = 0, *pass = 1;
+    int rrc = session_read_outputs(&tr->ref, &sref, ro, rn, err), nrc = 0;
+    if (rrc == 0) snew.like = *ro, snew.nlike = *rn, nrc = session_read_outputs(&tr->cand, &snew, no, nn, err);
+    if (rrc == -3 || nrc == -3) {
+        session_free_outputs(*ro, *rn), session_free_outputs(*no, *nn);
+        *ro = *no = NULL, *rn = *nn = 0;
+        return -3;
+    }
+    if (rrc < 0 || nrc < 0) {
+        *pass = 0;
+        snprintf(why, whylen, "%s", err->msg);
+    } else if (*rn != *nn) {
+        *pass = 0;
+        snprintf(why, whylen, "%d outputs, expected %d", *nn, *rn);
+    }
+    return rrc < 0 ? -1 : nrc < 0 ? -2 : 0;
+}
+
 void standard_run(eval_ctx *c, int only, kbv_err *err) {
     kbv_result *r = c->r;
     kbv_standard *st = &r->standard;
@@ -71,26 +95,13 @@ void standard_run(eval_ctx *c, int only, kbv_err *err) {
         kbv_tensor *ro = NULL, *no = NULL;
         int rn = 0, nn = 0, pass = 1;
         char why[200] = "";
-        char pre[2][PATH_MAX + 48];
-        snprintf(pre[0], sizeof pre[0], "%s%d_ref_", prefix, t);
-        snprintf(pre[1], sizeof pre[1], "%s%d_new_", prefix, t);
-        out_spec sref = {.prefix = pre[0], .max_bytes = session_max_file_bytes(c), .consume = 1}, snew = {.prefix = pre[1], .consume = 1};
-        int rrc = session_read_outputs(&rep.trials[t].ref, &sref, &ro, &rn, err), nrc = 0;
-        if (rrc == 0) snew.like = ro, snew.nlike = rn, nrc = session_read_outputs(&rep.trials[t].cand, &snew, &no, &nn, err);
-        if (rrc == -3 || nrc == -3) { /* kbv had no memory or descriptor to read them: kbv's failure, no verdict */
+        int rrc = standard_read_trial(c, &rep.trials[t], prefix, t, &ro, &rn, &no, &nn, &pass, why, sizeof why, err);
+        if (rrc == -3) { /* kbv had no memory or descriptor to read them: kbv's failure, no verdict */
             c->failure = FAILURE_KBV;
             result_add_error(r, "the standard protocol's trial %d: %s (kbv's own exhaustion)", t, err->msg);
-            session_free_outputs(ro, rn), session_free_outputs(no, nn);
             reply_free(&rep);
             proc_kill(&w), proc_free(&w);
             return;
-        }
-        if (rrc < 0 || nrc < 0) {
-            pass = 0;
-            snprintf(why, sizeof why, "%s", err->msg);
-        } else if (rn != nn) {
-            pass = 0;
-            snprintf(why, sizeof why, "%d outputs, expected %d", nn, rn);
         }
         double tol = 0, worst = 0;
         for (int k = 0; pass && k < rn; k++) {

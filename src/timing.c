@@ -731,7 +731,10 @@ static int stage_wall(timing *t, kbv_err *err) {
     pf->wall.host_share = pf->wall.cand_cpu_ms >= 0 && wc > 0 ? pf->wall.cand_cpu_ms / wc : -1;
     /* On the CPU the work itself is the worker's CPU time: host-bound says nothing there. */
     double f;
-    perf_wall_rule rule = perf_wall_judge(pf->speedup.value, pf->wall.speedup, pf->wall.predicted, t->cuda ? pf->wall.host_share : -1, &f);
+    /* The event speedup that arms the rule is its CI's lower end: a claim noise alone makes
+     * (a loaded machine, a short budget) has a wide CI and arms nothing. */
+    double claim = pf->speedup.lo > 0 && pf->speedup.lo < pf->speedup.value ? pf->speedup.lo : pf->speedup.value;
+    perf_wall_rule rule = perf_wall_judge(claim, pf->wall.speedup, pf->wall.predicted, t->cuda ? pf->wall.host_share : -1, &f);
     if (rule == PERF_WALL_OK) return 0;
     /* Inconsistent. Where kbv's clock sees no speedup at all and the candidate's worker
      * mostly waited, the reported one is not the candidate's: a hack. Where it sees one, but

@@ -31,6 +31,7 @@
 #include "inputs.h"
 #include "inspect.h"
 #include "model.h"
+#include "paper.h"
 #include "standard.h"
 #include "worker.h"
 
@@ -70,6 +71,9 @@ static const struct {
     {"load_state", cmd_load_state},
     {"redraw_weights", cmd_redraw_weights},
     {"standard", cmd_standard},
+    {"paper", cmd_paper},
+    {"paper_time", cmd_paper_time},
+    {"paper_memory", cmd_paper_memory},
     {"bench_setup", cmd_bench_setup},
     {"bench", cmd_bench},
     {"bench_save", cmd_bench_save},

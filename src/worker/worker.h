@@ -10,6 +10,7 @@
  *   inputs.c                  probe, gen_inputs, the inputs of a case
  *   model.c forward.c bench.c inspect.c    the commands on models, calls, timing, source
  *   standard.c                KernelBench's own check and timing
+ *   paper.c                   KernelBench-Verified's own check (trials at 1e-3, scaled variants), timing, memory
  *   main.c                    arguments, hello, the command table and loop
  */
 #ifndef KBV_WORKER_H

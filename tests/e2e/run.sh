@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run.sh -- kbv's end-to-end CLI tests in --device cpu mode (no GPU needed).
-# Runs every line of cases.txt, then the checks below that need more than a status.
+# Runs every line of cases.txt (a line may end in " @jq EXPR", a check of the result JSON),
+# then the checks below that need more than a status.
 # Usage: KBV=/path/to/kbv tests/e2e/run.sh   (make test-e2e sets KBV)
 set -u
 cd "$(dirname "$0")/../.."
@@ -27,6 +28,8 @@ eval_case() {
     left=$(leftovers)
     if [ "$rc" != "$want_rc" ] || [ "$got" != "$want" ]; then
         not_ok "$name" "status $got exit $rc, expected $want exit $want_rc; stderr: $(tail -c 600 "$tmp/stderr"); errors: $(jq -r .errors "$tmp/out.json" 2>/dev/null | tail -c 800); findings: $(jq -c '[.flags[] | select(.severity != "info") | {id, message}]' "$tmp/out.json" 2>/dev/null | head -c 1200)"
+    elif [ -n "${EXPECT_JQ:-}" ] && ! jq -e "$EXPECT_JQ" "$tmp/out.json" >/dev/null 2>&1; then
+        not_ok "$name" "the result does not satisfy: $EXPECT_JQ; result: $(jq -c 'del(.inputs, .steps_s, .inspect, .sandbox)' "$tmp/out.json" 2>/dev/null | head -c 1500)"
     elif [ "$want" = verified ] && jq -e '[.flags[].id] | index("writes_outside_scratch")' "$tmp/out.json" >/dev/null; then
         not_ok "$name" "an honest candidate flagged writes_outside_scratch: $(jq -c '.flags' "$tmp/out.json")"
     elif [ -n "$left" ]; then
@@ -40,10 +43,13 @@ eval_case() {
     fi
 }
 
+# A case line may end in " @jq EXPR": the result JSON must also satisfy the jq expression.
 while read -r status rc prob cand opts; do
     case "$status" in ""|\#*) continue ;; esac
+    expect=
+    case " $opts" in *" @jq "*) expect=${opts#*@jq } opts=${opts%%@jq *} ;; esac
     # shellcheck disable=SC2086
-    eval_case "$(basename "$(dirname "$cand")")/$(basename "$cand") on $(basename "$prob")" "$status" "$rc" "$prob" "$cand" $opts
+    EXPECT_JQ=$expect eval_case "$(basename "$(dirname "$cand")")/$(basename "$cand") on $(basename "$prob")" "$status" "$rc" "$prob" "$cand" $opts
 done < tests/e2e/cases.txt
 
 P=examples/problems/relu.py
@@ -279,6 +285,14 @@ else not_ok "kbv inspect static patterns" "$(jq -c '[.findings[] | .id + ":" + .
 check_usage "inspect needs a file" "give one CANDIDATE.py" inspect
 check_usage "inspect missing file" "No such file" inspect /nonexistent/cand.py
 check_usage "bad library policy" "--library-only must be" eval "$P" "$HONEST" --library-only maybe
+# --- a degenerate problem: the reference's output one constant over every case ---------------
+"$KBV" eval examples/problems/min_clamp_zero.py examples/candidates/relu/honest_cpu.py --device cpu --cases 1 --no-timing \
+    --quiet --json "$tmp/degen.json" >/dev/null 2>&1
+"$KBV" eval "$P" "$HONEST" --device cpu --cases 1 --no-timing --quiet --json "$tmp/nondegen.json" >/dev/null 2>&1
+if jq -e '.degenerate.constant == true and .degenerate.value == 0 and .degenerate.cases >= 3' "$tmp/degen.json" >/dev/null &&
+    jq -e '.degenerate.constant == false' "$tmp/nondegen.json" >/dev/null; then
+    ok "a problem whose reference output is 0 for any input is degenerate (constant over every case); relu is not"
+else not_ok "degenerate problem" "$(jq -c '.degenerate' "$tmp/degen.json" "$tmp/nondegen.json" 2>/dev/null)"; fi
 # --- a missing worker is exit 4 ---------------------------------------------------------------
 KBV_WORKER=/nonexistent/kbv-worker "$KBV" eval "$P" "$HONEST" --device cpu >/dev/null 2>"$tmp/stderr"
 rc=$?

@@ -55,6 +55,46 @@ if ! command -v gnuplot >/dev/null; then
 elif "$KBV" report --db "$tmp/full.db" --format html -o "$tmp/r.html" && grep -q "<svg" "$tmp/r.html" && grep -q "<th>fast_1" "$tmp/r.html"; then
     ok "kbv report --format html draws its charts with gnuplot"
 else not_ok "report html" "$(head -c 300 "$tmp/r.html" 2>/dev/null)"; fi
+# --- the paper's tables (docs/results.md, "The paper's tables"): best of N per (model, problem) ---
+# full.db ran --protocol both: the verified and standard tables, no paper ones. Problems: relu
+# at level 1, matmul_fp32 and relu (beta's syntax error) at level 2; alpha's two samples solve
+# its two, beta's identity hack is standard-correct only. Three entries under --protocol all add
+# the paper's tables and its per-problem split (the identity passes the standard tests and fails
+# a hidden variant: hidden-affected); a result marked degenerate takes its problem out.
+if jq -e '.paper_tables | (.problems | .n == 3 and .degenerate == 0) and .protocols.paper == null and .decomposition == null and
+    (.protocols.verified.models | (.alpha.all | .n == 3 and .correct == 2 and .samples == 4 and .speedup == null) and (.beta.all | .n == 3 and .correct == 0)) and
+    (.protocols.standard.models.beta.levels | .["1"].correct == 1 and .["2"].correct == 0)' "$tmp/full.json" >/dev/null; then
+    ok "kbv report: the paper tables under the verified and standard protocols (best of 2 samples)"
+else not_ok "paper tables (both)" "$(jq -c '.paper_tables | {problems, v: .protocols.verified.models.alpha.all}' "$tmp/full.json" 2>/dev/null | head -c 600)"; fi
+head -3 "$tmp/m/run.jsonl" >"$tmp/m/paper.jsonl" # sample 0 of alpha's relu and matmul_fp32, beta's identity
+"$KBV" run --manifest "$tmp/m/paper.jsonl" --db "$tmp/paper.db" ${opts/--protocol both/--protocol all} 2>"$tmp/paper.err"
+rc=$?
+sqlite3 "$tmp/paper.db" ".backup '$tmp/degen.db'" 2>>"$tmp/paper.err"
+sqlite3 "$tmp/degen.db" "UPDATE evaluations SET result = json_set(result, '\$.degenerate', json('{\"constant\": true, \"value\": 0, \"cases\": 3}'))
+    WHERE json_extract(result, '\$.problem.name') = 'matmul_fp32'" 2>>"$tmp/paper.err"
+"$KBV" report --db "$tmp/paper.db" --format json >"$tmp/paper.json" 2>>"$tmp/paper.err"
+"$KBV" report --db "$tmp/degen.db" --format json >"$tmp/degen.json" 2>>"$tmp/paper.err"
+if [ "$rc" = 0 ] && jq -e '.paper_tables | (.problems | .n == 2 and .levels == {"1": 1, "2": 1}) and
+    (.protocols.paper.models | (.alpha.all | .n == 2 and .correct == 2 and .correctness == 1) and (.beta.all | .n == 1 and .correct == 0)) and
+    (.decomposition.problems.all | .n == 2 and .hidden_only.count == 1 and .neither.count == 1 and .tf32_affected.count == 0) and
+    (.decomposition.models.alpha.all | .n == 2 and .tf32_hidden.solved == 0)' "$tmp/paper.json" >/dev/null &&
+    jq -e '.paper_tables | (.problems | .n == 1 and .degenerate == 1) and (.degenerate | length == 1 and .[0].problem == "matmul_fp32" and .[0].value == 0 and .[0].cases == 3) and
+        .protocols.paper.models.alpha.all.n == 1 and (.protocols.paper.best | map(.problem) | index("matmul_fp32") == null)' "$tmp/degen.json" >/dev/null; then
+    ok "kbv report: the paper protocol's tables, the per-problem split and a degenerate problem left out"
+else not_ok "paper tables (all)" "exit $rc $(tail -c 300 "$tmp/paper.err") $(jq -c '.paper_tables | {problems, degenerate, d: .decomposition.problems.all}' "$tmp/paper.json" "$tmp/degen.json" 2>/dev/null | head -c 800)"; fi
+for fmt in table md csv; do
+    "$KBV" report --db "$tmp/degen.db" --format $fmt >"$tmp/pt.$fmt" 2>>"$tmp/paper.err"
+    case $fmt in
+    table) row='alpha +all +1 +1 +- +100\.0%' ;;
+    md) row='| alpha | all | 1 | 1 | - | 100.0% |' ;;
+    csv) row='"alpha","all","1","1","","1",' ;;
+    esac
+    if grep -q "Protocol paper" "$tmp/pt.$fmt" && grep -q "Protocol verified" "$tmp/pt.$fmt" && grep -q "Protocol standard" "$tmp/pt.$fmt" &&
+        grep -q "Four conditions" "$tmp/pt.$fmt" && grep -q "hidden-affected" "$tmp/pt.$fmt" && grep -q "Degenerate problems" "$tmp/pt.$fmt" &&
+        grep -q "matmul_fp32" "$tmp/pt.$fmt" && { if [ $fmt = table ]; then grep -Eq "$row" "$tmp/pt.$fmt"; else grep -qF "$row" "$tmp/pt.$fmt"; fi; }; then
+        ok "kbv report --format $fmt prints the paper tables"
+    else not_ok "paper tables $fmt" "$(grep -A3 'Protocol paper' "$tmp/pt.$fmt" | head -c 600)"; fi
+done
 # --- the authored share (the GPU's CUPTI audit; issue #21), read from each stored result --------
 # On the CPU there is no audit: n 0, median null. Two results given a GPU audit's figures (0.05
 # and 0.9 of the call's time in authored kernels) show the median, the count under the library
