@@ -429,10 +429,13 @@ static void put_cell(FILE *f, const char *s, int fmt) {
 }
 
 static void tab_print(FILE *f, const char *title, const ttab *t, int fmt) {
-    if (fmt == F_CSV) {
-        fputs("\n\"", f), put_cell(f, title, fmt), fputs("\"\n", f);
-        for (int i = 0; i < t->nrow; i++)
-            for (int j = 0; j < t->ncol; j++) fputs(j ? ",\"" : "\"", f), put_cell(f, t->cell[i][j], fmt), fputs(j == t->ncol - 1 ? "\"\n" : "\"", f);
+    if (fmt == F_CSV) { /* a block of its own after a blank line; every row names its table */
+        fputc('\n', f);
+        for (int i = 0; i < t->nrow; i++) {
+            fputc('"', f), put_cell(f, i ? title : "table", fmt), fputc('"', f);
+            for (int j = 0; j < t->ncol; j++) fputs(",\"", f), put_cell(f, t->cell[i][j], fmt), fputc('"', f);
+            fputc('\n', f);
+        }
         return;
     }
     if (fmt == F_MD) {

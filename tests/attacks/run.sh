@@ -72,8 +72,17 @@ for fmt in table md csv json html; do
 done
 grep -q '<script>' "$tmp/rep.html" && why="$why; unescaped HTML in --format html"
 jq -e . "$tmp/rep.json" >/dev/null 2>&1 || why="$why; --format json is not JSON"
-/usr/bin/python3 -c 'import csv, sys; rows = list(csv.reader(open(sys.argv[1]))); sys.exit(0 if rows and all(len(r) == len(rows[0]) for r in rows) else 1)' \
-    "$tmp/rep.csv" || why="$why; --format csv does not parse to equal rows"
+# --format csv: blocks separated by blank lines (the summary table, then the paper's tables),
+# each parsing to rows of equal length
+/usr/bin/python3 -c '
+import csv, io, sys
+blocks = [b for b in open(sys.argv[1]).read().split("\n\n") if b.strip()]
+ok = bool(blocks)
+for b in blocks:
+    rows = list(csv.reader(io.StringIO(b)))
+    ok = ok and bool(rows) and all(len(r) == len(rows[0]) for r in rows)
+sys.exit(0 if ok else 1)' \
+    "$tmp/rep.csv" || why="$why; --format csv does not parse to blocks of equal rows"
 # the candidate's own error text, through kbv eval's summary and kbv inspect's
 "$KBV" eval "$P" tests/attacks/terminal_escape.py --device cpu --no-timing --cases 1 --timeout 60 --scratch "$tmp/s" >"$tmp/eval.out" 2>&1
 LC_ALL=C grep -q $'[\x1b\x07]' "$tmp/eval.out" && why="$why; a raw escape in kbv eval's summary"
