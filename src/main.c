@@ -78,7 +78,7 @@ static void usage_main(FILE *f) {
                "  check     run a problem's reference on every case kbv makes for it (no candidate)\n"
                "  inspect   static inspection of a candidate's source (parsed, never run)\n"
                "  run       evaluate a manifest of candidates into a results database\n"
-               "  report    paper metrics of a results database (verified and standard side by side)\n"
+               "  report    paper metrics of a results database (verified, standard and paper side by side)\n"
                "  merge     combine results databases\n"
                "  import    store KernelBench's (or the paper harness's) eval_results.json in a results database\n"
                "  export    write a results database's evaluations as KernelBench's or the paper harness's eval_results.json\n"
