@@ -669,27 +669,52 @@ int cases_reference_check(eval_ctx *c, kbv_proc *ref, int k, kept_case *out, kbv
     int di = 1 + k % 4, ci = 5 * c->o->ncases + 0x200 + k;
     uint64_t base = case_seed(c->r->seed, ci);
     char why[200];
+    kbv_case kc; /* what the kept reference side records of it (refcache.c) */
     memset(out, 0, sizeof *out);
+    memset(&kc, 0, sizeof kc);
     if (!plan_has_gen(&c->plan)) return 2;
-    for (int dom = 0; dom < 4; dom++) {
+    int dom = 0, taken = c->cache.loaded ? refcache_take(c, ci, &kc, &out->rr, &dom, err) : 0;
+    if (taken < 0) return ref_runs_free(&out->rr), -1;
+    if (taken) { /* an earlier evaluation of the problem in this run drew it */
+        if (kc.skipped) return ref_runs_free(&out->rr), 2;
+        out->ci = ci, out->dist = kDistCode[di], out->dom = dom, out->seed = kc.seed;
+        return 0;
+    }
+    c->cache.keep = c->cache.cases ? c->cache.tmp : NULL; /* this evaluation records */
+    int rc = 2;
+    for (dom = 0; dom < 4; dom++) {
         uint64_t seed = dom == 3 ? (kbv_mix64(base ^ 0xF00D) & SEED_MASK) : base;
-        int rc = reference_case(c, ref, ci, kDistCode[di], dom, seed, &out->rr, err);
-        if (rc == 2) {
+        int r = reference_case(c, ref, ci, kDistCode[di], dom, seed, &out->rr, err);
+        if (r == 2) {
             c->oracle_retry = 0;
             ref_runs_free(&out->rr);
             continue;
         }
-        if (rc) {
+        if (r) {
             ref_runs_free(&out->rr);
-            return rc;
+            rc = r;
+            break;
         }
         int valid = oracle_valid(c, &out->rr, 0, why, sizeof why);
         if (valid > 0 && !out->rr.mutates_inputs) {
             out->ci = ci, out->dist = kDistCode[di], out->dom = dom, out->seed = seed;
-            return 0;
+            kc.seed = seed;
+            snprintf(kc.domain, sizeof kc.domain, "%s", kDomains[plan_effective_domain(&c->plan, dom)]);
+            refcache_record(c, ci, &kc, dom, &out->rr);
+            rc = 0;
+            break;
         }
         ref_runs_free(&out->rr);
-        if (valid < 0) return kbv_seterr(err, "the reference worker's reply has no facts for an output it kept");
+        if (valid < 0) {
+            rc = kbv_seterr(err, "the reference worker's reply has no facts for an output it kept");
+            break;
+        }
     }
-    return 2;
+    if (rc == 2) { /* no domain gave a usable draw: later evaluations need not try again */
+        kc.skipped = 1, kc.seed = base;
+        snprintf(kc.skip_reason, sizeof kc.skip_reason, "no domain gave a valid, input-preserving reference output");
+        refcache_record(c, ci, &kc, 3, NULL);
+    }
+    c->cache.keep = NULL;
+    return rc;
 }

@@ -176,23 +176,35 @@ static void run_verified(eval_ctx *c, kbv_err *err) {
     if (c->failure == FAILURE_PROBLEM) goto done;
     r->phase_s[PHASE_CASES] = kbv_now() - t_phase;
     if (c->failure != FAILURE_NONE) goto done;
-    refcache_publish(c);
-    if (!c->o->candidate) goto done; /* kbv check: the reference side only */
+    if (!c->o->candidate) { /* kbv check: the reference side only */
+        refcache_publish(c);
+        goto done;
+    }
     r->klass = verdict_accuracy(r->cases, r->ncases);
     kbv_status so_far = verdict_of_result(r, c->failure, 0);
     if (so_far == KBV_OVERFIT && !result_has_flag(r, FIND_WEIGHTS_OVERFIT)) /* weight cases run only after every other passed */
         result_add_finding(r, FIND_DISTRIBUTION_SNIFFING, NULL,
                            "correct on the problem's own inputs, wrong on hidden ones: the kernel fits the test distribution");
     if (so_far == KBV_VERIFIED && c->o->timing) {
-        if (kbv_gpulock_set(&c->lock, 2, err) < 0) goto internal; /* nothing else on the GPU while timing */
+        /* The hidden check draws' reference side before the kept reference side is published,
+         * so that later candidates of the problem take them too (refcache.c). */
         double t_timing = kbv_now();
-        int t = timing_run(c, &ref, &cand, kept, nkept, err); /* the lock is released at done: */
+        kept_case checks[TIMING_CHECKS];
+        int nchecks = 0, k = nkept > 0 ? timing_checks(c, &ref, checks, &nchecks, err) : 0;
+        refcache_publish(c);
+        if (k < 0) goto internal;
+        if (k == 0) {
+            if (kbv_gpulock_set(&c->lock, 2, err) < 0) { /* nothing else on the GPU while timing */
+                for (int j = 0; j < nchecks; j++) ref_runs_free(&checks[j].rr);
+                goto internal;
+            }
+            int t = timing_run(c, &ref, &cand, kept, nkept, checks, nchecks, err); /* the lock is released at done: */
+            if (t < 0) goto internal;
+        }
         r->phase_s[PHASE_TIMING] = kbv_now() - t_timing - (r->phase_s[PHASE_AUDIT] > 0 ? r->phase_s[PHASE_AUDIT] : 0);
-        if (t < 0) goto internal;
-    } else if (!c->o->timing) {
-        snprintf(r->perf.note, sizeof r->perf.note, "timing off (--no-timing)");
     } else {
-        snprintf(r->perf.note, sizeof r->perf.note, "not timed: only verified candidates are");
+        refcache_publish(c);
+        snprintf(r->perf.note, sizeof r->perf.note, "%s", !c->o->timing ? "timing off (--no-timing)" : "not timed: only verified candidates are");
     }
     goto done;
 internal:

@@ -247,7 +247,15 @@ void detect_short_call(eval_ctx *c, double offset_ns);
 /* Time a verified candidate against the reference (both workers alive). Returns 0 (perf
  * filled, or perf.note says why not), 1 when the candidate failed (c->failure set), -1 when
  * kbv failed. */
-int timing_run(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kept, int nkept, kbv_err *err);
+/* Hidden check cases for the timing (docs/timing.md, "Hidden checks"): the reference's runs on
+ * a fresh draw of each hidden distribution, taken from the run's kept reference side where
+ * an earlier evaluation of the problem recorded them (cases_reference_check). Fills checks
+ * (TIMING_CHECKS at most, *nchecks of them). 0; 1 the reference failed on one (perf.note
+ * says so, nothing to free); -1 kbv. */
+enum { TIMING_CHECKS = 4 };
+int timing_checks(eval_ctx *c, kbv_proc *ref, kept_case *checks, int *nchecks, kbv_err *err);
+/* The timed rounds and every timing stage; takes the checks of timing_checks (and frees them). */
+int timing_run(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kept, int nkept, kept_case *checks, int nchecks, kbv_err *err);
 /* KernelBench's protocol, in one process: fills r->standard (and, when it is the only
  * protocol, the cases and c->failure). */
 void standard_run(eval_ctx *c, int only, kbv_err *err);

@@ -37,7 +37,7 @@ enum { ARM_CAND, ARM_REF, ARM_STRICT, ARM_COMPILE, ARM_COUNT };
 enum { MAX_ROUNDS = 5000 };
 /* Hidden check cases (one fresh draw per hidden distribution) and the share of headline rounds
  * that run the candidate on one of them instead (docs/timing.md, "Hidden checks"). */
-enum { TIMING_CHECKS = 4, CHECK_ONE_IN = 16 };
+enum { CHECK_ONE_IN = 16 }; /* TIMING_CHECKS: evalctx.h */
 /* The worker's number of timing sets: bench_save's "set" is 2 + k for check set k. */
 #define BENCH_SETS_ 2
 static const char *kArmWhat[ARM_COUNT] = {"candidate", "reference (TF32 on)", "reference (fp32 strict)", "torch.compile(reference)"};
@@ -830,7 +830,26 @@ static void free_checks(timing *t) {
     t->nchecks = 0;
 }
 
-int timing_run(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kept, int nkept, kbv_err *err) {
+int timing_checks(eval_ctx *c, kbv_proc *ref, kept_case *checks, int *nchecks, kbv_err *err) {
+    kbv_perf *pf = &c->r->perf;
+    *nchecks = 0;
+    eval_progress(c, "%s", "timing: hidden check cases");
+    for (int k = 0; k < TIMING_CHECKS; k++) {
+        double t_check = kbv_now(), w_check = c->lock.waited_s;
+        int rc = cases_reference_check(c, ref, k, &checks[*nchecks], err);
+        pf->checks.time_s += eval_busy_since(c, t_check, w_check);
+        if (rc == 0) (*nchecks)++;
+        else if (rc != 2) {
+            for (int j = 0; j < *nchecks; j++) ref_runs_free(&checks[j].rr);
+            *nchecks = 0;
+            if (rc == 1) snprintf(pf->note, sizeof pf->note, "the reference failed on a hidden check draw");
+            return rc < 0 ? -1 : 1;
+        }
+    }
+    return 0;
+}
+
+int timing_run(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kept, int nkept, kept_case *checks, int nchecks, kbv_err *err) {
     kbv_result *r = c->r;
     kbv_perf *pf = &r->perf;
     timing t = {.c = c,
@@ -844,24 +863,13 @@ int timing_run(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kept, int 
                 .fresh_ok = 1};
     double t_start = kbv_now();
     snprintf(pf->clock, sizeof pf->clock, "%s", t.cuda ? "cuda_events" : "cpu_monotonic");
+    /* The hidden check cases (timing_checks), now the timing's to free. */
+    for (int k = 0; k < nchecks && k < TIMING_CHECKS; k++) t.checks[t.nchecks++] = checks[k];
     if (nkept == 0) {
         snprintf(pf->note, sizeof pf->note, "no judged case to time on");
-        return 0;
+        return free_checks(&t), 0;
     }
-    /* Hidden check cases: the reference's runs on a fresh draw of each hidden distribution. */
-    eval_progress(c, "%s", "timing: hidden check cases");
     t.check_rng = kbv_mix64(r->seed ^ 0xC0FFEE);
-    for (int k = 0; k < TIMING_CHECKS; k++) {
-        double t_check = kbv_now(), w_check = c->lock.waited_s;
-        int rc = cases_reference_check(c, ref, k, &t.checks[t.nchecks], err);
-        pf->checks.time_s += eval_busy_since(c, t_check, w_check);
-        if (rc == 0) t.nchecks++;
-        else if (rc != 2) {
-            free_checks(&t);
-            if (rc == 1) snprintf(pf->note, sizeof pf->note, "the reference failed on a hidden check draw");
-            return rc < 0 ? -1 : 0;
-        }
-    }
     eval_progress(c, "%s", "timing: setting up the input sets");
     int s = stage_setup(&t, err);
     if (s) return free_checks(&t), s == 1; /* 2: the reference failed, perf.note says how */

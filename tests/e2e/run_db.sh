@@ -141,6 +141,19 @@ if [ "$rc1" = 0 ] && [ "$rc2" = 0 ] && [ "$reused" = 4 ] && [ "$plain" = 0 ] &&
     [ "$(sqlite3 "$tmp/ru/reuse.db" "select count(*) from cases")" = 35 ] && [ -z "$(ls -A "$tmp/ru/scratch")" ]; then
     ok "kbv run reuses a problem's reference side (4 of 7 evaluations) with the results of running it for each"
 else not_ok "reference reuse" "exit $rc1/$rc2, reused $reused/$plain, left: $(ls -A "$tmp/ru/scratch") $(cat "$tmp/ru/err1" "$tmp/ru/err2")"; fi
+# With timing, the hidden check draws' reference side is kept too: the second evaluation of a
+# problem runs no reference forward at all, and its hidden checks are the same as without reuse.
+for s in 0 1; do echo "{\"problem\": \"$E/problems/relu.py\", \"candidate\": \"$E/candidates/relu/honest_cpu.py\", \"sample\": $s}"; done >"$tmp/ru/timed.jsonl"
+rq="select sample, status, json_extract(result, '\$.timing.hidden_checks.after'), json_extract(result, '\$.timing.hidden_checks.failed') from evaluations order by sample"
+t_opts="--device cpu --cases 1 --seed 11 --time-budget 0.5 --quiet --jobs 1 --scratch $tmp/ru/scratch"
+"$KBV" run --manifest "$tmp/ru/timed.jsonl" --db "$tmp/ru/treuse.db" $t_opts 2>>"$tmp/ru/err4"
+"$KBV" run --manifest "$tmp/ru/timed.jsonl" --db "$tmp/ru/tplain.db" $t_opts --no-reference-reuse 2>>"$tmp/ru/err4"
+fw=$(sqlite3 "$tmp/ru/treuse.db" "select coalesce(json_extract(result, '\$.steps_s.\"reference.forward\".n'), 0) from evaluations order by sample" 2>/dev/null | tr '\n' ' ')
+fwp=$(sqlite3 "$tmp/ru/tplain.db" "select coalesce(json_extract(result, '\$.steps_s.\"reference.forward\".n'), 0) from evaluations order by sample" 2>/dev/null | tr '\n' ' ')
+if [ "$(sqlite3 "$tmp/ru/treuse.db" "$rq")" = "$(sqlite3 "$tmp/ru/tplain.db" "$rq")" ] && [ "$(sqlite3 "$tmp/ru/treuse.db" "$rq" | tail -1)" = "1|verified|4|0" ] &&
+    [ "${fw#* }" = "0 " ] && [ "${fwp#* }" != "0 " ]; then
+    ok "kbv run keeps the hidden check draws' reference side: the second evaluation runs no reference forward, the same checks"
+else not_ok "check draws reused" "reference forwards $fw / $fwp; $(sqlite3 "$tmp/ru/treuse.db" "$rq" | tr '\n' ' ') / $(sqlite3 "$tmp/ru/tplain.db" "$rq" | tr '\n' ' ') $(tail -c 300 "$tmp/ru/err4")"; fi
 # Without Landlock kept reference outputs would be readable by candidates: nothing is reused,
 # and each evaluation says why (reference_not_reused, info).
 head -1 "$tmp/ru/m.jsonl" >"$tmp/ru/two.jsonl"
