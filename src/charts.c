@@ -349,6 +349,21 @@ static int category_points(chart *c, const kbv_buf *pts, int cat, int count, kbv
     return 0;
 }
 
+/* The points of every category (category_points), then the chart with caption cap; frees
+ * pts, plot and the chart. */
+static int category_plot(chart *c, kbv_buf *plot, kbv_buf pts[C_COUNT], const int cnt[C_COUNT], const char *cap, FILE *html, kbv_err *err) {
+    int rc = 0;
+    for (int k = 0; k < C_COUNT && rc == 0; k++) rc = category_points(c, &pts[k], k, cnt[k], plot, err);
+    for (int k = 0; k < C_COUNT; k++) kbv_buf_free(&pts[k]);
+    if (rc == 0) {
+        kbv_buf_printf(&c->gp, "%s\n", plot->data);
+        rc = emit(c, html, cap, NULL, err);
+    }
+    kbv_buf_free(plot);
+    chart_free(c);
+    return rc;
+}
+
 /* 2. Standard against verified speedup, one point per evaluation that KernelBench's protocol
  * timed; one without a verified speedup (a hack, an overfit: not correct, so not timed) sits
  * on the rail "none" below the axis's range, where the hacks KernelBench called fast show. */
@@ -384,7 +399,7 @@ static int scatter_chart(const char *dir, const chart_row *rows, int n, FILE *ht
     kbv_buf plot, pts[C_COUNT];
     kbv_buf_init(&plot);
     kbv_buf_printf(&plot, "plot x with lines dt 2 lc rgb '#888888' title 'y = x: the same speedup under both'");
-    int cnt[C_COUNT] = {0}, rc = 0;
+    int cnt[C_COUNT] = {0};
     for (int k = 0; k < C_COUNT; k++) kbv_buf_init(&pts[k]);
     for (int i = 0; i < n; i++) {
         if (!timed(rows[i].std)) continue;
@@ -392,20 +407,12 @@ static int scatter_chart(const char *dir, const chart_row *rows, int n, FILE *ht
         cnt[k]++;
         kbv_buf_printf(&pts[k], "%.9g %.9g\n", rows[i].std, timed(rows[i].ver) ? rows[i].ver : r);
     }
-    for (int k = 0; k < C_COUNT && rc == 0; k++) rc = category_points(&c, &pts[k], k, cnt[k], &plot, err);
-    for (int k = 0; k < C_COUNT; k++) kbv_buf_free(&pts[k]);
     char cap[512];
     snprintf(cap, sizeof cap,
              "%d evaluation(s) with a standard speedup; %d without a verified one sit on the line marked none. "
              "%d without a standard speedup (not correct under KernelBench's check, not timed, or no standard protocol) are left out.",
              placed, rail, n - placed);
-    if (rc == 0) {
-        kbv_buf_printf(&c.gp, "%s\n", plot.data);
-        rc = emit(&c, html, cap, NULL, err);
-    }
-    kbv_buf_free(&plot);
-    chart_free(&c);
-    return rc;
+    return category_plot(&c, &plot, pts, cnt, cap, html, err);
 }
 
 /* 3. Peak memory ratio against verified speedup, one point per evaluation with both. */
@@ -442,7 +449,7 @@ static int memory_chart(const char *dir, const chart_row *rows, int n, FILE *htm
     log_tics(&c.gp, "y", ya, yb);
     kbv_buf plot, pts[C_COUNT];
     kbv_buf_init(&plot);
-    int cnt[C_COUNT] = {0}, rc = 0;
+    int cnt[C_COUNT] = {0};
     for (int k = 0; k < C_COUNT; k++) kbv_buf_init(&pts[k]);
     for (int i = 0; i < n; i++) {
         if (!timed(rows[i].peak) || !timed(rows[i].ver)) continue;
@@ -450,20 +457,12 @@ static int memory_chart(const char *dir, const chart_row *rows, int n, FILE *htm
         cnt[k]++;
         kbv_buf_printf(&pts[k], "%.9g %.9g\n", rows[i].ver, rows[i].peak);
     }
-    for (int k = 0; k < C_COUNT && rc == 0; k++) rc = category_points(&c, &pts[k], k, cnt[k], &plot, err);
-    for (int k = 0; k < C_COUNT; k++) kbv_buf_free(&pts[k]);
     char cap[384];
     snprintf(cap, sizeof cap,
              "%d evaluation(s); above the dashed line a candidate peaks higher than the reference. %d with a memory figure but no "
              "verified speedup are left out.",
              placed, nospeed);
-    if (rc == 0) {
-        kbv_buf_printf(&c.gp, "%s\n", plot.data);
-        rc = emit(&c, html, cap, NULL, err);
-    }
-    kbv_buf_free(&plot);
-    chart_free(&c);
-    return rc;
+    return category_plot(&c, &plot, pts, cnt, cap, html, err);
 }
 
 typedef struct hack_count {
