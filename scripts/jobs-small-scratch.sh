@@ -8,7 +8,10 @@
 # Torch-only candidates are library_only on a GPU (a hack by default): the runs use
 # --library-only info, so that each candidate's own verdict is what is compared. KBV_OPTS adds
 # options to both runs (e.g. --no-timing); ENTRIES=N keeps the manifest's first N lines;
-# PARALLEL=1 runs the two side by side (each on its own tmpfs) to save time.
+# PARALLEL=1 runs the two side by side (each on its own tmpfs) to save time. ONLY=1 or ONLY=8
+# runs one of the two (the other's database already in OUTDIR); to finish a run that was cut,
+# give KBV_OPTS=--resume and WORKDIR= the folder of the cut run's manifest (the runs table's
+# settings name it), so that the manifest has the same path.
 # Needs root (mount). Usage: scripts/jobs-small-scratch.sh OUTDIR [SCRATCH_MIB] [DEVICE]
 set -u
 cd "$(dirname "$0")/.."
@@ -17,7 +20,7 @@ mib=${2:-3072}
 dev=${3:-cuda}
 KBV=${KBV:-$PWD/kbv}
 mkdir -p "$out"
-w=$(mktemp -d)
+if [ -n "${WORKDIR:-}" ]; then w=$WORKDIR; mkdir -p "$w"; else w=$(mktemp -d); fi
 trap 'umount "$w/s1" "$w/s8" 2>/dev/null; rm -rf "$w"' EXIT
 cat >"$w/relu64m.py" <<'PY'
 import torch
@@ -62,7 +65,9 @@ one() {
     echo "jobs $j: exit $rc, $((SECONDS - t0)) s, scratch ${mib} MiB tmpfs" | tee -a "$out/summary.txt"
     umount "$w/s$j"
 }
-if [ -n "${PARALLEL:-}" ]; then one 1 & one 8; wait; else one 1; one 8; fi
+if [ -n "${ONLY:-}" ]; then one "$ONLY"
+elif [ -n "${PARALLEL:-}" ]; then one 1 & one 8; wait
+else one 1; one 8; fi
 for j in 1 8; do python3 -c "
 import sqlite3, sys
 for k, s in sqlite3.connect(sys.argv[1]).execute('select key, status from evaluations order by key'):

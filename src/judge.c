@@ -17,12 +17,8 @@ double judge_floor(kbv_dtype dt) {
     case KBV_DT_F64: return 1e-12;
     case KBV_DT_F16: return 2e-3;
     case KBV_DT_BF16: return 1.6e-2;
-    default: return 1e-6;
+    default: return 1e-5;
     }
-}
-
-double judge_elem_floor(kbv_dtype dt) {
-    return dt == KBV_DT_F32 ? 1e-5 : judge_floor(dt);
 }
 
 static int same_shape(const kbv_tensor *a, const kbv_tensor *b) {
@@ -82,7 +78,6 @@ void judge_calibrate(const kbv_tensor *o, const kbv_tensor *tf32, const kbv_tens
     judge_error(o, tf32, &c->tf32);
     judge_error(o, strict, &c->strict);
     c->floor = judge_floor(c->dtype);
-    c->elem_floor = judge_elem_floor(c->dtype);
     c->tol_norm = JUDGE_K * c->tf32.norm_rel + c->floor;
     c->tol_abs = JUDGE_K * c->tf32.max_abs;
 }
@@ -121,7 +116,7 @@ void judge_calibrated(const kbv_tensor *o, const kbv_tensor *strict, const kbv_t
     /* Elementwise bound: no element may be off by more than K x PyTorch's worst element,
      * plus the elementwise floor relative to the element and the output's RMS. */
     int64_t n = kbv_tensor_numel(o), bad = 0, first = -1;
-    double ef = c->elem_floor > c->floor ? c->elem_floor : c->floor;
+    double ef = c->floor;
     for (int64_t i = 0; i < n; i++) {
         double ov = kbv_tensor_get(o, i), xv = kbv_tensor_get(x, i);
         if (!isfinite(ov)) continue;
@@ -136,7 +131,8 @@ void judge_calibrated(const kbv_tensor *o, const kbv_tensor *strict, const kbv_t
         r->klass = r->err.norm_rel <= JUDGE_K * c->strict.norm_rel + c->floor ? JUDGE_FP32 : JUDGE_TF32;
         return;
     }
-    r->klass = r->err.norm_rel <= 2e-2 ? JUDGE_HALF : JUDGE_WRONG;
+    int half = r->err.norm_rel <= 2e-2 && (c->dtype != KBV_DT_F32 || r->err.norm_rel >= JUDGE_HALF_MIN);
+    r->klass = half ? JUDGE_HALF : JUDGE_WRONG;
     if (!norm_ok)
         snprintf(r->reason, sizeof r->reason, "relative error %.3g exceeds %.3g (%g x PyTorch's %.3g + floor %g)", r->err.norm_rel, c->tol_norm,
                  JUDGE_K, c->tf32.norm_rel, c->floor);
