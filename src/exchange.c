@@ -373,6 +373,8 @@ static int import_read(import_src *s, kbv_err *err) {
     if (s->fmt != EXCHANGE_KBV_PAPER && (o->hidden || o->baseline_fp32))
         return kbv_seterr(err, "%s: %s goes with the paper harness's eval_results.json (\"P_S\" keys), and this one is in %s format", s->path,
                           o->hidden ? "--hidden" : "--baseline-fp32", s->fmt == EXCHANGE_KERNELBENCH ? "KernelBench's" : "KernelBench's older");
+    if (o->fp32_tolerance > 0 && !o->hidden)
+        return kbv_seterr(err, "--fp32-tolerance re-thresholds the hidden file's failures: it goes with --hidden eval_results_hidden.json");
     if (o->hidden) {
         exchange_format hf;
         if (load_json(o->hidden, &s->hidden_root, s->hidden_abs, s->hidden_sha, err) < 0) return -1;
@@ -406,14 +408,82 @@ static int base_of(const import_src *s, int k, int pid, const char *pname, doubl
     return 0;
 }
 
+/* Python's truth of a JSON value (null, false, 0, "", [] and {} are false), as the paper's
+ * leaderboard reads `not metadata.get(k)`. */
+static int truthy(const json_t *v) {
+    switch (v ? json_typeof(v) : JSON_NULL) {
+    case JSON_OBJECT: return json_object_size(v) > 0;
+    case JSON_ARRAY: return json_array_size(v) > 0;
+    case JSON_STRING: return json_string_length(v) > 0;
+    case JSON_INTEGER:
+    case JSON_REAL: return json_number_value(v) != 0;
+    case JSON_TRUE: return 1;
+    default: return 0;
+    }
+}
+
+/* A max_difference value as Python's float() reads it: a number, or a decimal string with
+ * optional surrounding space. 0, or -1 (the leaderboard then keeps the verdict). */
+static int diff_value(const json_t *v, double *out) {
+    if (json_is_number(v)) return *out = json_number_value(v), 0;
+    const char *t = json_string_value(v);
+    if (!t || strpbrk(t, "xX")) return -1; /* strtod's hexadecimal is no float() */
+    char *end;
+    errno = 0;
+    *out = strtod(t, &end);
+    while (*end == ' ' || *end == '\t' || *end == '\n') end++;
+    return errno || end == t || *end ? -1 : 0;
+}
+
+/* The paper leaderboard's re-threshold (generate_leaderboard.py --fp32_tolerance): a failed
+ * hidden entry whose metadata has no hidden_failed_configs, hidden_runtime_error or
+ * runtime_error failed only the standard trials, and is counted correct when the largest of
+ * its max_difference values (empty strings skipped) is below tol. 1 with *worst, or 0 (also
+ * where the leaderboard's float() or max() would raise, or a value is NaN). */
+static int rethreshold(const json_t *h, double tol, double *worst) {
+    const json_t *md = json_object_get(h, "metadata"), *d = json_object_get(md, "max_difference"), *v;
+    if (tol <= 0 || json_is_true(json_object_get(h, "correctness"))) return 0;
+    if (truthy(json_object_get(md, "hidden_failed_configs")) || truthy(json_object_get(md, "hidden_runtime_error")) ||
+        truthy(json_object_get(md, "runtime_error")) || !json_is_array(d))
+        return 0;
+    int any = 0;
+    size_t i;
+    json_array_foreach(d, i, v) {
+        double x;
+        if (json_is_string(v) && json_string_length(v) == 0) continue;
+        if (diff_value(v, &x) < 0 || isnan(x)) return 0;
+        if (!any || x > *worst) *worst = x;
+        any = 1;
+    }
+    return any && *worst < tol;
+}
+
+/* Why a sample that passed the standard trials failed the hidden ones, in kbv's names: an
+ * error (the hidden entry's own, or a hidden_runtime_error or hidden_check_error):
+ * runtime_error, timeout or compile_error; a failed config_1 (the x1 draw, kbv's
+ * EXCHANGE_CONFIG_FMT): incorrect, as kbv's paper protocol names a failed x1 variant; any
+ * other failed config: overfit. */
+static const char *hidden_status(const exchange_entry *h) {
+    const json_t *md = json_object_get(h->entry, "metadata"), *v;
+    if (strcmp(h->status, "incorrect") != 0) return h->status;
+    if (truthy(json_object_get(md, "hidden_runtime_error")) || truthy(json_object_get(md, "hidden_check_error"))) return "runtime_error";
+    size_t i;
+    char first[24];
+    snprintf(first, sizeof first, EXCHANGE_CONFIG_FMT, 1);
+    json_array_foreach(json_object_get(md, "hidden_failed_configs"), i, v) {
+        if (json_is_string(v) && strcmp(json_string_value(v), first) == 0) return "incorrect";
+    }
+    return "overfit";
+}
+
 /* The protocol part of one sample's result: result.standard (KernelBench's file) or
  * result.paper (the paper harness's, hidden-gated where the hidden file is given; the shape of
  * kbv's own paper protocol, docs/cli.md). Fills the row's std_* columns. */
 static int import_verdict(const import_src *s, const exchange_entry *x, const char *pname, import_row *row, json_t *res, kbv_err *err) {
     double base_ms, base_peak, fp32_ms, fp32_peak;
     if (base_of(s, 0, x->pid, pname, &base_ms, &base_peak, err) < 0 || base_of(s, 1, x->pid, pname, &fp32_ms, &fp32_peak, err) < 0) return -1;
-    int timed = x->correct && x->runtime_ms > 0;
     if (s->fmt != EXCHANGE_KBV_PAPER) {
+        int timed = x->correct && x->runtime_ms > 0;
         row->std = 1, row->std_status = x->status, row->std_correct = x->correct;
         row->std_speedup = timed && base_ms > 0 ? base_ms / x->runtime_ms : 0;
         json_object_set_new(res, "standard",
@@ -422,29 +492,34 @@ static int import_verdict(const import_src *s, const exchange_entry *x, const ch
                                       num_or_null(x->runtime_ms > 0, x->runtime_ms), "reference", num_or_null(base_ms > 0, base_ms)));
         return 0;
     }
-    /* The paper's gating (its leaderboard's --use_hidden_eval): a sample compiled in the
-     * standard run but with no hidden entry is not correct. */
+    /* The paper's gating (its leaderboard's --use_hidden_eval): a sample's correctness is its
+     * hidden entry's (the hidden run repeats the standard trials first), re-thresholded where
+     * asked; a sample with no hidden entry is not correct. */
     const exchange_entry *h = hidden_of(s, x->pid, x->sid);
-    int hidden_known = s->h != NULL, hidden_ok = h ? h->correct : 0;
-    int correct = x->correct && (!hidden_known || hidden_ok);
-    const char *status = !x->correct ? x->status : correct ? "verified" : h ? "overfit" : "incorrect"; /* overfit: fails only hidden inputs */
+    double worst = 0;
+    int hidden_known = s->h != NULL, flipped = h && !h->correct && rethreshold(h->entry, s->o->fp32_tolerance, &worst);
+    int hidden_ok = h && (h->correct || flipped);
+    int correct = hidden_known ? hidden_ok : x->correct;
+    const char *status = correct ? "verified" : !x->correct ? x->status : h ? hidden_status(h) : "incorrect";
+    int timed = correct && x->runtime_ms > 0;
     if (base_peak < 0) base_peak = fp32_peak;
     /* the paper's memory ratio: baseline peak / kernel peak (above 1: the kernel needs less) */
     int ratio = x->peak_bytes > 0 && base_peak >= 0;
     json_t *mem = json_pack("{s:o, s:o, s:o}", "candidate_peak_bytes", x->peak_bytes >= 0 ? json_integer((json_int_t)x->peak_bytes) : json_null(),
                             "baseline_peak_bytes", base_peak >= 0 ? json_integer((json_int_t)base_peak) : json_null(), "ratio",
                             num_or_null(ratio, ratio ? base_peak / x->peak_bytes : 0));
-    json_t *p =
-        json_pack("{s:b, s:s, s:b, s:b, s:o, s:{s:o, s:o, s:o}, s:o, s:o, s:o}", "correct", correct, "status", status, "compiled", x->compiled,
-                  "standard_correct", x->correct, "hidden_correct", hidden_known ? json_boolean(hidden_ok) : json_null(), "time_ms", "candidate",
-                  num_or_null(x->runtime_ms > 0, x->runtime_ms), "baseline_tf32", num_or_null(base_ms > 0, base_ms), "baseline_fp32",
-                  num_or_null(fp32_ms > 0, fp32_ms), "speedup", num_or_null(correct && timed && base_ms > 0, base_ms / x->runtime_ms), "speedup_fp32",
-                  num_or_null(correct && timed && fp32_ms > 0, fp32_ms / x->runtime_ms), "memory", mem);
+    json_t *p = json_pack("{s:b, s:s, s:b, s:b, s:o, s:{s:o, s:o, s:o}, s:o, s:o, s:o}", "correct", correct, "status", status, "compiled",
+                          x->compiled, "standard_correct", x->correct, "hidden_correct", hidden_known ? json_boolean(hidden_ok) : json_null(),
+                          "time_ms", "candidate", num_or_null(x->runtime_ms > 0, x->runtime_ms), "baseline_tf32", num_or_null(base_ms > 0, base_ms),
+                          "baseline_fp32", num_or_null(fp32_ms > 0, fp32_ms), "speedup", num_or_null(timed && base_ms > 0, base_ms / x->runtime_ms),
+                          "speedup_fp32", num_or_null(timed && fp32_ms > 0, fp32_ms / x->runtime_ms), "memory", mem);
     if (!p) return kbv_seterr(err, "out of memory");
     row->paper = 1, row->paper_status = status, row->paper_correct = correct;
-    row->paper_speedup = correct && timed && base_ms > 0 ? base_ms / x->runtime_ms : 0;
+    row->paper_speedup = timed && base_ms > 0 ? base_ms / x->runtime_ms : 0;
     json_object_set_new(res, "paper", p);
-    if (hidden_known) json_object_set(json_object_get(res, "imported"), "hidden_entry", h ? (json_t *)h->entry : json_null());
+    json_t *imp = json_object_get(res, "imported");
+    if (hidden_known) json_object_set(imp, "hidden_entry", h ? (json_t *)h->entry : json_null());
+    if (flipped) json_object_set_new(imp, "rethresholded", json_pack("{s:f, s:f}", "tolerance", s->o->fp32_tolerance, "max_difference", worst));
     return 0;
 }
 
@@ -573,6 +648,8 @@ static char *import_settings(const import_src *s) {
     json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:i, s:o, s:o}", "imported_from", s->abs, "sha256", s->sha, "format", exchange_format_name(s->fmt),
                           "model", o->model, "level", o->level, "kernelbench", o->kernelbench ? json_string(s->kb_abs) : json_null(), "hidden",
                           o->hidden ? json_pack("{s:s, s:s}", "path", s->hidden_abs, "sha256", s->hidden_sha) : json_null());
+    /* the re-threshold only when asked, so an import made before it finds its run again */
+    if (j && o->fp32_tolerance > 0) json_object_set_new(j, "fp32_tolerance", json_real(o->fp32_tolerance));
     for (int k = 0; j && k < 2; k++)
         json_object_set_new(j, k ? "baseline_fp32" : "baseline",
                             s->base[k].root ? json_pack("{s:s, s:s}", "path", s->base[k].abs, "sha256", s->base[k].sha) : json_null());
@@ -640,6 +717,7 @@ typedef struct export_row {
     char model[128], problem[256];
     int level, sample, pid;
     json_t *sample_obj; /* the exported sample (owned) */
+    json_t *hidden_obj; /* its eval_results_hidden.json entry (owned), or NULL */
 } export_row;
 
 static const json_t *path_get(const json_t *o, const char *a, const char *b, const char *c) {
@@ -674,10 +752,189 @@ static void trials_text(const json_t *res, char *out, size_t n) {
     snprintf(out, n, "(%d / %d)", ok, ev);
 }
 
+/* A string of at most n bytes of t, cut at a character boundary (the harness truncates its
+ * error texts to 200). */
+static json_t *text_upto(const char *t, size_t n) {
+    size_t l = strlen(t);
+    if (l > n) {
+        l = n;
+        while (l > 0 && ((unsigned char)t[l] & 0xC0) == 0x80) l--;
+    }
+    json_t *j = json_stringn(t, l);
+    return j ? j : json_string("(not UTF-8)");
+}
+
+/* kbv's paper verdict's failure in the words of the harness's metadata, which import reads
+ * back (entry_status): compile_error a compilation_error; timeout an eval_status "timeout";
+ * the other errors (runtime_error, crash, problem_error) a runtime_error. */
+static void failure_md(json_t *md, const char *pstatus, const char *detail) {
+    if (strcmp(pstatus, "compile_error") == 0) json_object_set_new(md, "compilation_error", text_upto(detail, 200));
+    else if (strcmp(pstatus, "timeout") == 0) json_object_set_new(md, "eval_status", json_string("timeout"));
+    else if (strcmp(pstatus, "runtime_error") == 0 || strcmp(pstatus, "crash") == 0 || strcmp(pstatus, "problem_error") == 0)
+        json_object_set_new(md, "runtime_error", text_upto(detail, 200));
+}
+
+/* The largest difference of a failure whose values were not close, from its detail (the
+ * message of judge.c's judge_kernelbench_allclose: "N of M elements not close (max_abs_err X,
+ * tol T)"): 0 with *v, or -1 (a shape, dtype or other failure). That X leaves out non-finite
+ * elements, and a finite element fails only above T: X <= T means some element failed as NaN
+ * or Inf, where the harness's torch.max(abs(diff)) is NaN, so *v is NaN there. */
+static int detail_diff(const char *detail, double *v) {
+    const char *m = detail && strstr(detail, "not close") ? strstr(detail, "max_abs_err ") : NULL;
+    if (!m) return -1;
+    char *end, *end2;
+    *v = strtod(m + 12, &end);
+    if (end == m + 12 || !isfinite(*v)) return -1;
+    double tol = strncmp(end, ", tol ", 6) == 0 ? strtod(end + 6, &end2) : -1;
+    if (*v <= tol) *v = NAN;
+    return 0;
+}
+
+/* A difference as the harness writes it ("%.6f", nan included); buf of DIFF_BUF bytes. */
+#define DIFF_BUF 400 /* "%.6f" of the largest double: 309 digits and 7 more */
+static const char *diff_text(double v, char *buf) {
+    snprintf(buf, DIFF_BUF, isnan(v) ? "nan" : "%.6f", v);
+    return buf;
+}
+
+/* The paper protocol's failed standard trials as the harness's metadata has them (the
+ * re-threshold reads them): max_difference, one "%.6f" per failed trial from the result's cases
+ * (--protocol paper alone) or the worst over the trials (--protocol all keeps no case per
+ * trial), and correctness_issue. A trial that failed other than by its values (a shape) gives
+ * no max_difference, so no re-threshold passes it. */
+static void trials_md(json_t *md, const json_t *res, const json_t *p) {
+    json_t *diffs = json_array();
+    const json_t *c;
+    size_t i;
+    int other = 0, seen = 0;
+    char buf[DIFF_BUF];
+    json_array_foreach(json_object_get(res, "cases"), i, c) {
+        const char *dom = json_string_value(json_object_get(c, "domain"));
+        if (!dom || strcmp(dom, "paper") != 0 || !json_is_true(json_object_get(c, "evaluated"))) continue;
+        seen = 1;
+        if (json_is_true(json_object_get(c, "passed"))) continue;
+        const json_t *m = json_object_get(c, "max_abs_err");
+        double v;
+        if (json_is_number(m) && detail_diff(json_string_value(json_object_get(c, "detail")), &v) == 0)
+            json_array_append_new(diffs, json_string(diff_text(isnan(v) ? v : json_number_value(m), buf)));
+        else other = 1;
+    }
+    double v;
+    const json_t *worst = json_object_get(p, "max_abs_err");
+    if (!seen && json_is_number(worst) && detail_diff(json_string_value(json_object_get(p, "detail")), &v) == 0)
+        json_array_append_new(diffs, json_string(diff_text(isnan(v) ? v : json_number_value(worst), buf)));
+    else if (!seen) other = 1;
+    if (!other && json_array_size(diffs) > 0) {
+        json_object_set(md, "max_difference", diffs);
+        json_object_set_new(md, "correctness_issue", json_string("Output mismatch"));
+    } else {
+        const char *d = json_string_value(json_object_get(p, "detail"));
+        json_object_set_new(md, "correctness_issue", text_upto(d ? d : "Output mismatch", 200));
+    }
+    json_decref(diffs);
+}
+
+/* The failure metadata of kbv's paper verdict in its standard part (the trials, or the load
+ * before them); nothing when the trials passed. */
+static void paper_standard_md(json_t *md, const json_t *res, const json_t *p) {
+    if (json_is_true(json_object_get(p, "standard_correct"))) return;
+    const char *st = json_string_value(json_object_get(p, "status")), *d = json_string_value(json_object_get(p, "detail"));
+    if (st && strcmp(st, "incorrect") == 0) trials_md(md, res, p);
+    else if (st) failure_md(md, st, d ? d : st);
+}
+
+/* Variant k's largest difference: its case's (--protocol paper alone keeps one per variant,
+ * domain "x<scale>"), else the one its detail names. 0 with *v, or -1. */
+static int variant_diff(const json_t *res, const json_t *var, double *v) {
+    char dom[32];
+    snprintf(dom, sizeof dom, "x%g", json_number_value(json_object_get(var, "scale")));
+    const json_t *c;
+    size_t i;
+    json_array_foreach(json_object_get(res, "cases"), i, c) {
+        const char *cd = json_string_value(json_object_get(c, "domain"));
+        const json_t *m = json_object_get(c, "max_abs_err");
+        if (cd && strcmp(cd, dom) == 0 && json_is_true(json_object_get(c, "evaluated")) && json_is_number(m) &&
+            detail_diff(json_string_value(json_object_get(c, "detail")), v) == 0) {
+            if (!isnan(*v)) *v = json_number_value(m);
+            return 0;
+        }
+    }
+    return detail_diff(json_string_value(json_object_get(var, "detail")), v);
+}
+
+/* The eval_results_hidden.json entry of an evaluation (docs/results.md, "Export"): the
+ * harness's hidden run measures nothing, so runtime and peak_memory are -1.0; correctness is
+ * the paper's hidden-gated verdict. kbv's variant k is config_<k+1> (EXCHANGE_CONFIG_FMT).
+ * NULL when the evaluation has no paper verdict, or is an import without a hidden entry. */
+static json_t *export_hidden(const json_t *res, const char *status, const char *key, int sample) {
+    const json_t *p = json_object_get(res, "paper");
+    if (!json_is_object(p)) return NULL;
+    int correct = json_is_true(json_object_get(p, "correct"));
+    json_t *o, *md;
+    if (strcmp(status, "imported") == 0) { /* the hidden file's entry as it came, with the verdict kbv holds (a re-threshold's) */
+        const json_t *h = path_get(res, "imported", "hidden_entry", NULL);
+        if (!json_is_object(h) || !(o = json_deep_copy(h))) return NULL;
+        json_object_set_new(o, "correctness", json_boolean(correct && json_is_true(json_object_get(o, "compiled"))));
+        return o;
+    }
+    const char *dev = json_string_value(json_object_get(res, "device")), *gpu = json_string_value(path_get(res, "environment", "gpu", NULL));
+    const char *pst = json_string_value(json_object_get(p, "status")) ?: "";
+    const json_t *c = json_object_get(p, "compiled");
+    int compiled = json_is_boolean(c) ? json_is_true(c) : strcmp(pst, "compile_error") != 0;
+    char trials[48], buf[DIFF_BUF + 32], num[DIFF_BUF];
+    snprintf(trials, sizeof trials, "(%d / %d)", (int)path_num(p, "trials_passed", NULL, NULL), (int)path_num(p, "trials", NULL, NULL));
+    md = json_pack("{s:s, s:s, s:s}", "hardware", gpu ? gpu : dev ? dev : "unknown", "device", dev ? dev : "unknown", "correctness_trials", trials);
+    if (!md) return NULL;
+    paper_standard_md(md, res, p);
+    if (json_is_boolean(json_object_get(p, "hidden_correct"))) { /* the variants ran (after the trials passed) */
+        json_t *failed = json_array(), *diffs = json_array();
+        int kept = 0, passed = 0, errored = 0;
+        const json_t *var;
+        size_t k;
+        json_array_foreach(json_object_get(p, "variants"), k, var) {
+            if (json_is_true(json_object_get(var, "skipped"))) continue; /* dropped, as the harness's generator drops it */
+            char cfg[24];
+            snprintf(cfg, sizeof cfg, EXCHANGE_CONFIG_FMT, (int)k + 1);
+            kept++;
+            const json_t *ps = json_object_get(var, "passed");
+            double d;
+            if (json_is_true(ps)) passed++;
+            else if (json_is_false(ps)) {
+                json_array_append_new(failed, json_string(cfg));
+                if (variant_diff(res, var, &d) == 0) {
+                    snprintf(buf, sizeof buf, "%s: %s", cfg, diff_text(d, num));
+                    json_array_append_new(diffs, json_string(buf));
+                }
+            } else if (!errored && !correct) { /* the worker failed on it: the rest did not run */
+                const char *pd = json_string_value(json_object_get(p, "detail"));
+                char line[512];
+                snprintf(line, sizeof line, "%s: %s", cfg, pd ? pd : pst);
+                json_object_set_new(md, "hidden_runtime_error", json_pack("[o]", text_upto(line, 200)));
+                errored = 1;
+            }
+        }
+        if (json_array_size(failed) > 0) {
+            json_object_set(md, "hidden_failed_configs", failed);
+            snprintf(buf, sizeof buf, "Output mismatch on %s", json_string_value(json_array_get(failed, 0)));
+            json_object_set_new(md, "hidden_correctness_issue", json_string(buf));
+        }
+        if (json_array_size(diffs) > 0) json_object_set(md, "hidden_max_difference", diffs);
+        snprintf(buf, sizeof buf, "(%d/%d hidden configs passed)", passed, kept);
+        json_object_set_new(md, "hidden_correctness_trials", json_string(buf));
+        json_decref(failed), json_decref(diffs);
+    }
+    json_object_set_new(md, "kbv_status", json_string(status));
+    json_object_set_new(md, "kbv_protocol", json_string("paper"));
+    json_object_set_new(md, "kbv_key", json_string(key));
+    return json_pack("{s:i, s:b, s:b, s:o, s:f, s:{}, s:f, s:{}}", "sample_id", sample, "compiled", compiled, "correctness", compiled && correct,
+                     "metadata", md, "runtime", -1.0, "runtime_stats", "peak_memory", -1.0, "memory_stats");
+}
+
 /* The sample under protocol proto in KernelBench's per-sample fields (with the paper's
  * peak_memory and memory_stats when paper is set), or NULL when the evaluation has no such
- * protocol. */
-static json_t *export_sample(const char *proto, int paper, const char *status, const char *std_status, int std_correct, const json_t *res,
+ * protocol. pair: the hidden file is written beside it, so the paper's correctness here is the
+ * standard trials' (the harness's eval_results.json) and the hidden file has the gated one. */
+static json_t *export_sample(const char *proto, int paper, int pair, const char *status, const char *std_status, int std_correct, const json_t *res,
                              const char *key, int sample) {
     const json_t *imp = json_object_get(res, "imported"), *orig = json_object_get(imp, "entry");
     int imported = strcmp(status, "imported") == 0;
@@ -704,7 +961,8 @@ static json_t *export_sample(const char *proto, int paper, const char *status, c
         if (runtime > 0 && !imported) stats = json_pack("{s:f, s:i}", "mean", runtime, "num_trials", (int)(trials > 0 ? trials : 0));
     } else {
         if (!json_is_object(p)) return NULL;
-        correct = json_is_true(json_object_get(p, "correct"));
+        const json_t *sc = json_object_get(p, "standard_correct");
+        correct = json_is_true(pair && json_is_boolean(sc) ? sc : json_object_get(p, "correct"));
         const json_t *c = json_object_get(p, "compiled");
         compiled = json_is_boolean(c) ? json_is_true(c) : strcmp(json_string_value(json_object_get(p, "status")) ?: "", "compile_error") != 0;
         runtime = time_of(path_get(p, "time_ms", "candidate", NULL), "mean");
@@ -722,12 +980,15 @@ static json_t *export_sample(const char *proto, int paper, const char *status, c
         if (strcmp(proto, "standard") == 0)
             snprintf(trials, sizeof trials, "(%d / %d)", (int)path_num(res, "standard", "trials_passed", NULL),
                      (int)path_num(res, "standard", "trials", NULL));
+        else if (strcmp(proto, "paper") == 0) /* its five trials, not the cases (which hold its variants too, or kbv's) */
+            snprintf(trials, sizeof trials, "(%d / %d)", (int)path_num(p, "trials_passed", NULL, NULL), (int)path_num(p, "trials", NULL, NULL));
         else trials_text(res, trials, sizeof trials);
         md = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "hardware",
                        gpu   ? gpu
                        : dev ? dev
                              : "unknown",
                        "device", dev ? dev : "unknown", "correctness_trials", trials, "kbv_status", status, "kbv_protocol", proto, "kbv_key", key);
+        if (md && strcmp(proto, "paper") == 0) paper_standard_md(md, res, p);
         if (stats && gpu) json_object_set_new(stats, "hardware", json_string(gpu));
         if (peak >= 0)
             mstats = json_pack("{s:I, s:s, s:s}", "peak_bytes", (json_int_t)peak, "hardware",
@@ -779,9 +1040,10 @@ static int export_read(const exchange_export_opts *o, export_row **out, int *n, 
         const char *status = (const char *)sqlite3_column_text(st, 5) ?: "";
         const char *std_status = (const char *)sqlite3_column_text(st, 6);
         int sample = sqlite3_column_type(st, 3) == SQLITE_NULL ? 0 : sqlite3_column_int(st, 3);
-        json_t *x = res ? export_sample(o->protocol, paper, status, std_status, sqlite3_column_int(st, 7), res,
-                                        (const char *)sqlite3_column_text(st, 1), sample)
-                        : NULL;
+        const char *key = (const char *)sqlite3_column_text(st, 1) ?: "";
+        json_t *x =
+            res ? export_sample(o->protocol, paper, o->hidden != NULL, status, std_status, sqlite3_column_int(st, 7), res, key, sample) : NULL;
+        json_t *h = x && o->hidden ? export_hidden(res, status, key, sample) : NULL;
         if (!x) {
             ++*skipped;
             json_decref(res);
@@ -791,7 +1053,7 @@ static int export_read(const exchange_export_opts *o, export_row **out, int *n, 
             cap = cap ? cap * 2 : 256;
             export_row *q = realloc(rows, (size_t)cap * sizeof *q);
             if (!q) {
-                json_decref(res), json_decref(x);
+                json_decref(res), json_decref(x), json_decref(h);
                 fail = 1;
                 break;
             }
@@ -812,7 +1074,7 @@ static int export_read(const exchange_export_opts *o, export_row **out, int *n, 
         const json_t *ip = path_get(res, "imported", "problem_id", NULL);
         if (r->pid < 0 && json_is_integer(ip) && json_integer_value(ip) >= 1 && json_integer_value(ip) <= EXCHANGE_ID_MAX)
             r->pid = (int)json_integer_value(ip);
-        r->sample_obj = x;
+        r->sample_obj = x, r->hidden_obj = h;
         json_decref(res);
     }
     sqlite3_finalize(st);
@@ -847,16 +1109,12 @@ static int number_problems(export_row *rows, int n) {
     return 0;
 }
 
-/* Write j to out ("-": stdout) through a temporary file renamed into place. */
-static int write_json(const json_t *j, const char *out, int flags, kbv_err *err) {
-    if (strcmp(out, "-") == 0) {
-        if (json_dumpf(j, stdout, flags) < 0 || fputc('\n', stdout) == EOF || fflush(stdout) == EOF) return kbv_seterr(err, "cannot write to stdout");
-        return 0;
-    }
-    char tmp[PATH_MAX];
-    if (snprintf(tmp, sizeof tmp, "%s.XXXXXX", out) >= (int)sizeof tmp) return kbv_seterr(err, "%s: path too long", out);
+/* Write j to a temporary file beside out, its name into tmp (PATH_MAX), for rename() into
+ * place once every file of the export is written: a failure leaves no file half-written. */
+static int write_tmp(const json_t *j, const char *out, int flags, char *tmp, kbv_err *err) {
+    if (snprintf(tmp, PATH_MAX, "%s.XXXXXX", out) >= PATH_MAX) return kbv_seterr(err, "%s: path too long", out);
     int fd = mkstemp(tmp);
-    if (fd < 0) return kbv_seterr(err, "%s: cannot write it: %s", out, strerror(errno));
+    if (fd < 0) return tmp[0] = '\0', kbv_seterr(err, "%s: cannot write it: %s", out, strerror(errno));
     FILE *f = fdopen(fd, "w");
     int bad = !f || json_dumpf(j, f, flags) < 0 || fputc('\n', f) == EOF;
     int e = errno;
@@ -864,19 +1122,76 @@ static int write_json(const json_t *j, const char *out, int flags, kbv_err *err)
     mode_t mask = umask(0); /* mkstemp's 0600 would make the file private: the mode open() gives */
     umask(mask);
     if (!bad && chmod(tmp, 0666 & ~mask) < 0) bad = 1, e = errno;
-    if (!bad && rename(tmp, out) < 0) bad = 1, e = errno;
     if (bad) {
         unlink(tmp);
+        tmp[0] = '\0';
         return kbv_seterr(err, "%s: cannot write it: %s", out, strerror(e ? e : EIO));
     }
     return 0;
 }
 
-int exchange_export(const exchange_export_opts *o, int *written, int *skipped, kbv_err *err) {
-    *written = *skipped = 0;
+/* The same path (an existing file's device and inode)? */
+static int same_file(const char *x, const char *y) {
     struct stat a, b;
-    if (strcmp(o->out, "-") != 0 && stat(o->out, &a) == 0 && stat(o->db, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
-        return kbv_seterr(err, "%s: is the database itself", o->out), EXCHANGE_BAD_INPUT;
+    return stat(x, &a) == 0 && stat(y, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* The export's documents: doc (the eval_results.json) and, with o->hidden, hdoc. */
+static int export_docs(const exchange_export_opts *o, export_row *rows, int n, json_t **doc, json_t **hdoc, int *hidden_written) {
+    int paper = strcmp(o->format, "kbv-paper") == 0;
+    *doc = json_object(), *hdoc = o->hidden ? json_object() : NULL;
+    if (!*doc || (o->hidden && !*hdoc)) return -1;
+    for (int i = 0; i < n; i++) {
+        char k[32];
+        if (paper) {
+            snprintf(k, sizeof k, "%d_%d", rows[i].pid, rows[i].sample);
+            if (json_object_set(*doc, k, rows[i].sample_obj) < 0) return -1;
+            if (*hdoc && rows[i].hidden_obj) {
+                if (json_object_set(*hdoc, k, rows[i].hidden_obj) < 0) return -1;
+                ++*hidden_written;
+            }
+        } else {
+            snprintf(k, sizeof k, "%d", rows[i].pid);
+            json_t *list = json_object_get(*doc, k);
+            if (!list && json_object_set_new(*doc, k, list = json_array()) < 0) return -1;
+            if (json_array_append(list, rows[i].sample_obj) < 0) return -1;
+        }
+    }
+    return 0;
+}
+
+/* Write the documents: both into temporary files, then renamed into place (stdout last). */
+static int export_write(const exchange_export_opts *o, const json_t *doc, const json_t *hdoc, kbv_err *err) {
+    /* KernelBench writes its file with indent=4, the paper harness without indentation. */
+    int paper = strcmp(o->format, "kbv-paper") == 0, flags = (paper ? JSON_COMPACT : JSON_INDENT(4)) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII;
+    int out_stdout = strcmp(o->out, "-") == 0;
+    char tmp[PATH_MAX] = "", htmp[PATH_MAX] = "";
+    int rc = 0;
+    if (hdoc && write_tmp(hdoc, o->hidden, flags, htmp, err) < 0) rc = -1;
+    if (rc == 0 && !out_stdout && write_tmp(doc, o->out, flags, tmp, err) < 0) rc = -1;
+    if (rc == 0 && tmp[0] && rename(tmp, o->out) < 0) rc = kbv_seterr(err, "%s: cannot write it: %s", o->out, strerror(errno));
+    if (rc == 0) tmp[0] = '\0';
+    if (rc == 0 && htmp[0] && rename(htmp, o->hidden) < 0) rc = kbv_seterr(err, "%s: cannot write it: %s", o->hidden, strerror(errno));
+    if (rc == 0) htmp[0] = '\0';
+    if (rc == 0 && out_stdout && (json_dumpf(doc, stdout, flags) < 0 || fputc('\n', stdout) == EOF || fflush(stdout) == EOF))
+        rc = kbv_seterr(err, "cannot write to stdout");
+    if (tmp[0]) unlink(tmp);
+    if (htmp[0]) unlink(htmp);
+    return rc;
+}
+
+int exchange_export(const exchange_export_opts *o, int *written, int *hidden_written, int *skipped, kbv_err *err) {
+    *written = *hidden_written = *skipped = 0;
+    if (strcmp(o->out, "-") != 0 && same_file(o->out, o->db)) return kbv_seterr(err, "%s: is the database itself", o->out), EXCHANGE_BAD_INPUT;
+    if (o->hidden) {
+        if (strcmp(o->format, "kbv-paper") != 0 || strcmp(o->protocol, "paper") != 0)
+            return kbv_seterr(err, "--hidden writes the paper harness's eval_results_hidden.json: it goes with --format kbv-paper --protocol paper"),
+                   EXCHANGE_BAD_INPUT;
+        if (strcmp(o->hidden, "-") == 0) return kbv_seterr(err, "--hidden needs a file, not stdout"), EXCHANGE_BAD_INPUT;
+        if (same_file(o->hidden, o->db)) return kbv_seterr(err, "%s: is the database itself", o->hidden), EXCHANGE_BAD_INPUT;
+        if (strcmp(o->hidden, o->out) == 0 || same_file(o->hidden, o->out))
+            return kbv_seterr(err, "%s: -o and --hidden name the same file", o->hidden), EXCHANGE_BAD_INPUT;
+    }
     export_row *rows = NULL;
     int n = 0, rc = export_read(o, &rows, &n, skipped, err);
     if (rc == 0 && n == 0)
@@ -897,27 +1212,13 @@ int exchange_export(const exchange_export_opts *o, int *written, int *skipped, k
                                 rows[i].level, rows[i].problem),
                 rc = EXCHANGE_BAD_INPUT;
     }
-    json_t *doc = rc == 0 ? json_object() : NULL;
-    int paper = strcmp(o->format, "kbv-paper") == 0;
-    for (int i = 0; doc && i < n; i++) {
-        char k[32];
-        if (paper) {
-            snprintf(k, sizeof k, "%d_%d", rows[i].pid, rows[i].sample);
-            json_object_set(doc, k, rows[i].sample_obj);
-        } else {
-            snprintf(k, sizeof k, "%d", rows[i].pid);
-            json_t *list = json_object_get(doc, k);
-            if (!list) json_object_set_new(doc, k, list = json_array());
-            json_array_append(list, rows[i].sample_obj);
-        }
-    }
-    if (rc == 0 && !doc) rc = kbv_seterr(err, "out of memory");
-    /* KernelBench writes its file with indent=4, the paper harness without indentation. */
-    if (rc == 0 && write_json(doc, o->out, (paper ? JSON_COMPACT : JSON_INDENT(4)) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII, err) < 0)
-        rc = EXCHANGE_FAILED;
+    json_t *doc = NULL, *hdoc = NULL;
+    if (rc == 0 && export_docs(o, rows, n, &doc, &hdoc, hidden_written) < 0) rc = kbv_seterr(err, "out of memory");
+    if (rc == 0 && export_write(o, doc, hdoc, err) < 0) rc = EXCHANGE_FAILED;
     if (rc == 0) *written = n;
-    json_decref(doc);
-    for (int i = 0; i < n; i++) json_decref(rows[i].sample_obj);
+    else *hidden_written = 0;
+    json_decref(doc), json_decref(hdoc);
+    for (int i = 0; i < n; i++) json_decref(rows[i].sample_obj), json_decref(rows[i].hidden_obj);
     free(rows);
     return rc;
 }

@@ -13,7 +13,10 @@
  * is no kbv verdict: it is stored with the status "imported", in a run of its own whose
  * settings name the file, with the imported verdict under the protocol the file came from
  * (KernelBench's: the standard protocol's std_* columns and result.standard; the paper's:
- * result.paper). This file measures nothing and judges nothing.
+ * result.paper). This file measures nothing and judges nothing: the paper's gating by its
+ * hidden file and its leaderboard's re-threshold (--fp32-tolerance) are the leaderboard's rules
+ * applied to the files' own verdicts, and the hidden file export writes is kbv's stored paper
+ * verdict in the harness's words.
  */
 #ifndef KBV_EXCHANGE_H
 #define KBV_EXCHANGE_H
@@ -76,6 +79,9 @@ int exchange_baseline(const json_t *baseline, int level, int pid, const char *na
 typedef struct exchange_import_opts {
     const char *source;        /* eval_results.json, or the run folder holding it */
     const char *hidden;        /* the paper's eval_results_hidden.json, or NULL */
+    double fp32_tolerance;     /* > 0: the paper leaderboard's re-threshold of hidden failures
+                                * that failed only the standard trials (--fp32-tolerance,
+                                * needs hidden); 0: off, the hidden file's verdict stands */
     const char *baseline;      /* KernelBench's baseline_time JSON (for the paper's file: the TF32 one), or NULL */
     const char *baseline_fp32; /* the paper's fp32 baseline_time JSON (its file only), or NULL */
     const char *kernelbench;   /* a KernelBench checkout naming the problems (DIR/levelL/P_*.py), or NULL */
@@ -101,12 +107,21 @@ typedef struct exchange_export_opts {
     const char *protocol; /* "verified" (default), "standard" or "paper" */
     const char *model;    /* only this model's evaluations, or NULL */
     int level;            /* only this level's, or -1 */
+    const char *hidden;   /* also the paper harness's eval_results_hidden.json here (format kbv-paper,
+                           * protocol paper only), or NULL; out then gets the standard trials'
+                           * verdict, as the harness's eval_results.json has it */
 } exchange_export_opts;
 
+/* The paper harness's label of kbv's paper variant k (0-based, kbv_paper_scales order: x1,
+ * x3, x0.01, x-1): "config_<k+1>". The harness numbers the configs a problem kept in order,
+ * so its labels agree with kbv's wherever no variant was dropped before them. */
+#define EXCHANGE_CONFIG_FMT "config_%d"
+
 /* Write the latest evaluation of every key that has o->protocol (and the model and level
- * asked for) as o->format. *written: samples written; *skipped: evaluations without that
+ * asked for) as o->format, and with o->hidden the hidden file beside it. *written: samples
+ * written; *hidden_written: hidden entries written; *skipped: evaluations without that
  * protocol. Two evaluations of one (problem id, sample) are an error (--model, --level pick
  * one run's). 0, or one of the codes above. */
-int exchange_export(const exchange_export_opts *o, int *written, int *skipped, kbv_err *err);
+int exchange_export(const exchange_export_opts *o, int *written, int *hidden_written, int *skipped, kbv_err *err);
 
 #endif

@@ -823,8 +823,12 @@ static int cmd_import(int argc, char **argv) {
                    "  --db FILE               results database (default kbv.db)\n"
                    "  --kernelbench DIR       a KernelBench checkout's problem folder: names each problem by its file\n"
                    "                          DIR/levelL/P_*.py (default: level{L}/problem_{P})\n"
-                   "  --hidden FILE           the paper harness's eval_results_hidden.json: its hidden verdicts gate\n"
-                   "                          correctness, as the paper's leaderboard does\n"
+                   "  --hidden FILE           the paper harness's eval_results_hidden.json: its hidden verdicts decide\n"
+                   "                          correctness, as the paper's leaderboard does (--use_hidden_eval)\n"
+                   "  --fp32-tolerance T      with --hidden: the leaderboard's re-threshold: a hidden failure with no\n"
+                   "                          hidden_failed_configs, hidden_runtime_error or runtime_error (it failed\n"
+                   "                          only the standard trials) is correct when its largest max_difference\n"
+                   "                          is below T (default: off, the hidden file's verdict stands)\n"
                    "  --baseline FILE         KernelBench's baseline_time JSON ({\"levelL\": {\"P_Name.py\": {\"mean\": ms,\n"
                    "                          \"peak_memory\": bytes}}}): speedups and memory ratios (the paper's: its TF32 file)\n"
                    "  --baseline-fp32 FILE    the paper's fp32 baseline file (its speedup_fp32)\n"
@@ -835,7 +839,7 @@ static int cmd_import(int argc, char **argv) {
             return 0;
         } else if (strcmp(a, "--quiet") == 0) {
             quiet = 1;
-        } else if ((slot || strcmp(a, "--level") == 0) && !val) {
+        } else if ((slot || strcmp(a, "--level") == 0 || strcmp(a, "--fp32-tolerance") == 0) && !val) {
             say("kbv import: %s needs a value (see kbv import --help)\n", a);
             return EXIT_USAGE;
         } else if (slot) {
@@ -843,6 +847,13 @@ static int cmd_import(int argc, char **argv) {
         } else if (strcmp(a, "--level") == 0) {
             if (num_opt("import", a, argv[++i], 1, 100, 1, "an integer from 1 to 100", &v) < 0) return EXIT_USAGE;
             o.level = (int)v;
+        } else if (strcmp(a, "--fp32-tolerance") == 0) {
+            if (num_opt("import", a, argv[++i], 0, 1e6, 0, "a number above 0 (the leaderboard's is 1e-3)", &v) < 0) return EXIT_USAGE;
+            if (v <= 0) {
+                say("kbv import: --fp32-tolerance needs a number above 0 (the leaderboard's is 1e-3), not '%s'\n", argv[i]);
+                return EXIT_USAGE;
+            }
+            o.fp32_tolerance = v;
         } else {
             say("kbv import: unknown %s '%s' (see kbv import --help)\n", a[0] == '-' ? "option" : "argument", a);
             return EXIT_USAGE;
@@ -882,10 +893,12 @@ static int cmd_export(int argc, char **argv) {
                             : strcmp(a, "-o") == 0         ? &o.out
                             : strcmp(a, "--protocol") == 0 ? &o.protocol
                             : strcmp(a, "--model") == 0    ? &o.model
+                            : strcmp(a, "--hidden") == 0   ? &o.hidden
                                                            : NULL;
         double v;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            printf("usage: kbv export [--db FILE] --format kernelbench|kbv-paper -o OUT [--protocol verified|standard|paper]\n\n"
+            printf("usage: kbv export [--db FILE] --format kernelbench|kbv-paper -o OUT [--protocol verified|standard|paper]\n"
+                   "       kbv export [--db FILE] --format kbv-paper --protocol paper -o eval_results.json --hidden eval_results_hidden.json\n\n"
                    "Writes the latest evaluation of every key in a results database as KernelBench's eval_results.json\n"
                    "({\"P\": [{sample_id, compiled, correctness, metadata, runtime, runtime_stats}]}) or the paper\n"
                    "harness's ({\"P_S\": {..., peak_memory, memory_stats}}), so KernelBench's tools can read kbv's\n"
@@ -902,6 +915,11 @@ static int cmd_export(int argc, char **argv) {
                    "                          it are left out\n"
                    "  --model NAME            only this model's evaluations\n"
                    "  --level L               only this level's\n"
+                   "  --hidden FILE           (--format kbv-paper --protocol paper) also the paper harness's\n"
+                   "                          eval_results_hidden.json: each evaluation's hidden-gated verdict, its\n"
+                   "                          failed variants as hidden_failed_configs (config_1..config_4: x1, x3,\n"
+                   "                          x0.01, x-1), runtime -1.0; -o then gets the standard trials' verdict,\n"
+                   "                          as the harness's eval_results.json has it\n"
                    "  --quiet                 no summary line on stderr\n"
                    "\n"
                    "Exit status 0; 2 usage error, a database that does not exist, nothing to export, or two\n"
@@ -943,16 +961,21 @@ static int cmd_export(int argc, char **argv) {
         say("kbv export: %s: cannot write the file there: %s\n", o.out, strerror(errno));
         return EXIT_USAGE;
     }
+    if (o.hidden && strcmp(o.hidden, "-") != 0 && writable(o.hidden) < 0) {
+        say("kbv export: %s: cannot write the file there: %s\n", o.hidden, strerror(errno));
+        return EXIT_USAGE;
+    }
     kbv_err err = {{0}};
-    int written = 0, skipped = 0, rc = exchange_export(&o, &written, &skipped, &err);
+    int written = 0, hidden = 0, skipped = 0, rc = exchange_export(&o, &written, &hidden, &skipped, &err);
     if (rc < 0) {
         say("kbv export: %s\n", err.msg);
         return exchange_exit(rc);
     }
-    char also[80] = "";
+    char also[80] = "", hid[PATH_MAX + 48] = "";
     if (skipped) snprintf(also, sizeof also, "; %d evaluation(s) without that protocol left out", skipped);
+    if (o.hidden) snprintf(hid, sizeof hid, ", %d hidden entr%s to %s", hidden, hidden == 1 ? "y" : "ies", o.hidden);
     if (!quiet)
-        say("kbv export: %d sample(s) written to %s (%s format, %s protocol)%s\n", written, strcmp(o.out, "-") ? o.out : "stdout", o.format,
+        say("kbv export: %d sample(s) written to %s%s (%s format, %s protocol)%s\n", written, strcmp(o.out, "-") ? o.out : "stdout", hid, o.format,
             o.protocol, also);
     return 0;
 }

@@ -2,8 +2,10 @@
 # exchange.sh -- kbv import and kbv export (docs/results.md, "Exchange with KernelBench"):
 # KernelBench's two eval_results.json formats and the paper harness's, written by hand under
 # tests/fixtures/exchange/, imported and counted by kbv report under the protocol they came
-# from; a CPU kbv run exported in both formats and parsed back with Python; round trips; and
-# malformed files, which exit 2 with one line on stderr and leave no database made or changed.
+# from; the paper leaderboard's re-threshold (--fp32-tolerance); a CPU kbv run (--protocol all)
+# exported in both formats, with the paper's eval_results_hidden.json, and parsed back with
+# Python; round trips; and malformed files, which exit 2 with one line on stderr and leave no
+# database made or changed.
 # Usage: KBV=/path/to/kbv tests/e2e/exchange.sh   (make test-e2e sets KBV)
 set -u
 cd "$(dirname "$0")/../.."
@@ -95,6 +97,33 @@ if "$KBV" report --db "$tmp/paper.db" --format table >"$tmp/p.txt" 2>&1 && ! gre
     ok "kbv report reads a database of paper imports"
 else not_ok "report paper" "$(head -c 400 "$tmp/p.txt")"; fi
 
+# --- the paper leaderboard's re-threshold (--fp32-tolerance) -----------------------------------
+# paper_rethreshold/: hidden failures, each hand-computed at T = 1e-3:
+#   1_0  no hidden_failed_configs ([] is none), max_difference 0.0005, "", 0.0008: max 0.0008 < T: flipped, correct
+#   1_1  hidden_failed_configs [config_3] (max_difference 0.0002): kept, overfit
+#   1_2  hidden_failed_configs [config_1, config_4]: kept, incorrect (a failed x1 draw)
+#   19_0 max_difference 0.0009, 0.0015: 0.0015 >= T: kept;  19_1 max 0.001 = T, not below: kept
+#   23_0 runtime_error (max 0.0001): kept, runtime_error;   23_1 hidden_runtime_error: kept, runtime_error
+R=$F/paper_rethreshold
+rtq="SELECT json_extract(result, '$.imported.problem_id') || '_' || sample, paper_status, paper_correct,
+    json_extract(result, '$.paper.standard_correct'), json_extract(result, '$.paper.hidden_correct'),
+    ifnull(json_extract(result, '$.imported.rethresholded.tolerance') || '/' || json_extract(result, '$.imported.rethresholded.max_difference'), '-')
+    FROM evaluations ORDER BY json_extract(result, '$.imported.problem_id'), sample"
+"$KBV" import --kernelbench-results "$R" --hidden "$R/eval_results_hidden.json" --fp32-tolerance 1e-3 --model rt --level 1 --db "$tmp/rt.db" 2>"$tmp/err"
+rc=$?
+got=$(sqlite3 -separator ' ' "$tmp/rt.db" "$rtq; SELECT json_extract(settings, '$.fp32_tolerance') FROM runs" 2>&1 | tr '\n' '|')
+want="1_0 verified 1 0 1 0.001/0.0008|1_1 overfit 0 1 0 -|1_2 incorrect 0 1 0 -|19_0 incorrect 0 0 0 -|19_1 incorrect 0 0 0 -|23_0 runtime_error 0 0 0 -|23_1 runtime_error 0 1 0 -|0.001|"
+if [ "$rc" = 0 ] && [ "$got" = "$want" ]; then
+    ok "--fp32-tolerance 1e-3: a failure of the standard trials only under 1e-3 flips (recorded in imported.rethresholded, the run's settings name T); hidden_failed_configs, runtime errors, max_difference >= T do not"
+else not_ok "re-threshold" "exit $rc $(cat "$tmp/err"); got $got; want $want"; fi
+"$KBV" import --kernelbench-results "$R" --hidden "$R/eval_results_hidden.json" --model rt --level 1 --db "$tmp/rt0.db" --quiet 2>"$tmp/err"
+rc=$?
+got=$(sqlite3 -separator ' ' "$tmp/rt0.db" "$rtq; SELECT ifnull(json_extract(settings, '$.fp32_tolerance'), 'none') FROM runs" 2>&1 | tr '\n' '|')
+want="1_0 incorrect 0 0 0 -|1_1 overfit 0 1 0 -|1_2 incorrect 0 1 0 -|19_0 incorrect 0 0 0 -|19_1 incorrect 0 0 0 -|23_0 runtime_error 0 0 0 -|23_1 runtime_error 0 1 0 -|none|"
+if [ "$rc" = 0 ] && [ "$got" = "$want" ]; then
+    ok "without --fp32-tolerance the hidden file's verdict stands (1_0 not correct, nothing re-thresholded, no fp32_tolerance in the settings)"
+else not_ok "no re-threshold" "exit $rc $(cat "$tmp/err"); got $got; want $want"; fi
+
 # --- bad input: exit 2, one line, no database made, an existing one unchanged -----------------
 cp "$tmp/kb.db" "$tmp/keep.db"
 sum_before=$(sqlite3 "$tmp/keep.db" "SELECT COUNT(*), group_concat(key) FROM evaluations")
@@ -125,6 +154,11 @@ expect "import: no --model" 2 "give --kernelbench-results FILE, --model NAME and
 expect "import: --level 0" 2 "--level needs an integer from 1 to 100" -- import --kernelbench-results "$F/kb_run" --model m --level 0
 expect "import: a control character in --model" 2 "--model needs a name" -- import --kernelbench-results "$F/kb_run" --model $'a\tb' --level 1
 expect "import: unknown option" 2 "unknown option '--bogus'" -- import --bogus
+bad "--fp32-tolerance without --hidden" "--fp32-tolerance re-thresholds the hidden file's failures: it goes with --hidden" "$R" --fp32-tolerance 1e-3
+expect "import: --fp32-tolerance 0" 2 "--fp32-tolerance needs a number above 0" -- import --kernelbench-results "$R" --hidden "$R/eval_results_hidden.json" \
+    --fp32-tolerance 0 --model m --level 1 --db "$tmp/new.db"
+expect "import: --fp32-tolerance not a number" 2 "--fp32-tolerance needs a number above 0" -- import --kernelbench-results "$R" \
+    --hidden "$R/eval_results_hidden.json" --fp32-tolerance 1e-3x --model m --level 1 --db "$tmp/new.db"
 printf 'not a database, 100 bytes of text.........................................................\n' >"$tmp/notdb.db"
 expect "import: a database that is not one" 5 "not a SQLite database" -- import --kernelbench-results "$F/kb_run" --model m --level 1 --db "$tmp/notdb.db"
 
@@ -134,7 +168,9 @@ expect "import: a database that is not one" 5 "not a SQLite database" -- import 
     "$KBV" export --db "$tmp/legacy.db" --protocol standard -o "$tmp/legacy_out.json" 2>>"$tmp/err" &&
     "$KBV" import --kernelbench-results "$F/paper_run" --model nohidden --level 1 --db "$tmp/paper2.db" --quiet &&
     "$KBV" export --db "$tmp/paper2.db" --format kbv-paper --protocol paper -o "$tmp/paper_out.json" 2>>"$tmp/err" &&
-    "$KBV" export --db "$tmp/paper.db" --format kbv-paper --protocol paper -o "$tmp/gated_out.json" 2>>"$tmp/err"
+    "$KBV" export --db "$tmp/paper.db" --format kbv-paper --protocol paper -o "$tmp/gated_out.json" 2>>"$tmp/err" &&
+    "$KBV" export --db "$tmp/paper.db" --format kbv-paper --protocol paper -o "$tmp/pair_out.json" --hidden "$tmp/pair_hidden.json" 2>>"$tmp/err" &&
+    "$KBV" export --db "$tmp/rt.db" --format kbv-paper --protocol paper -o "$tmp/rt_out.json" --hidden "$tmp/rt_hidden.json" 2>>"$tmp/err"
 rc=$?
 if [ "$rc" = 0 ] && "$PY" - "$F" "$tmp" <<'EOF'; then
 import json, sys
@@ -148,8 +184,18 @@ assert load(T + "/paper_out.json") == paper, "the paper's format did not come ba
 gated = load(T + "/gated_out.json")
 want = {k: dict(v, correctness=k == "1_0") for k, v in paper.items()}  # the hidden file's gating
 assert gated == want, {k: (gated[k]["correctness"], want[k]["correctness"]) for k in gated}
+# export --hidden: the pair comes back as it went in (the standard verdict in one, the hidden
+# file's entries in the other; none for 19_0, which had none)
+assert load(T + "/pair_out.json") == paper, "eval_results.json of the pair is not the file imported"
+assert load(T + "/pair_hidden.json") == load(F + "/paper_run/eval_results_hidden.json"), "the hidden file did not come back"
+# a re-thresholded import: its hidden entry now correct, everything else as it came
+R = F + "/paper_rethreshold"
+assert load(T + "/rt_out.json") == load(R + "/eval_results.json")
+rh, want = load(T + "/rt_hidden.json"), load(R + "/eval_results_hidden.json")
+want["1_0"]["correctness"] = True
+assert rh == want, {k: rh[k]["correctness"] for k in rh}
 EOF
-    ok "round trips: KernelBench's file, its older one (as the current format) and the paper's come back as they went in; --hidden gates correctness"
+    ok "round trips: KernelBench's file, its older one (as the current format) and the paper's come back as they went in; --hidden gates correctness; export --hidden gives back the hidden file (with a re-threshold's verdict)"
 else not_ok "fixture round trips" "exit $rc $(cat "$tmp/err")"; fi
 
 # --- export of a CPU kbv run: a KernelBench run folder evaluated by kbv ----------------------
@@ -158,7 +204,9 @@ cp "$E/relu/honest_cpu.py" "$tmp/runs/alpha/level_1_problem_19_sample_0_kernel.p
 cp "$E/shortcuts/relu_identity.py" "$tmp/runs/alpha/level_1_problem_19_sample_1_kernel.py"
 cp "$E/matmul_fp32/honest_cpu.py" "$tmp/runs/alpha/level_1_problem_1_sample_0_kernel.py"
 cp "$E/broken/syntax_error.py" "$tmp/runs/alpha/level_1_problem_1_sample_1_kernel.py"
-"$KBV" run --kernelbench "$KB" --runs "$tmp/runs" --db "$tmp/run.db" --device cpu --protocol both --cases 1 --time-budget 0.2 \
+cp "$E/broken/wrong_values.py" "$tmp/runs/alpha/level_1_problem_19_sample_2_kernel.py"
+# --protocol all: kbv's verdict, KernelBench's standard check and the paper's protocol of each
+"$KBV" run --kernelbench "$KB" --runs "$tmp/runs" --db "$tmp/run.db" --device cpu --protocol all --cases 1 --time-budget 0.2 \
     --standard-trials 5 --seed 5 --quiet 2>"$tmp/err"
 rc=$?
 for p in verified standard; do
@@ -173,7 +221,7 @@ fields = ["sample_id", "compiled", "correctness", "metadata", "runtime", "runtim
 for d in (v, s):
     assert list(d) == ["1", "19"], list(d)  # ids from the problem files 1_*.py and 19_*.py
     for k, samples in d.items():
-        assert [x["sample_id"] for x in samples] == [0, 1], samples
+        assert [x["sample_id"] for x in samples] == [0, 1, 2][:len(samples)] and len(samples) == (2 if k == "1" else 3), samples
         for x in samples:
             assert list(x) == fields, list(x)
             assert isinstance(x["compiled"], bool) and isinstance(x["correctness"], bool) and isinstance(x["runtime"], float)
@@ -185,9 +233,9 @@ for x in v["1"] + v["19"]:
 assert v["19"][1]["correctness"] is False and v["19"][1]["metadata"]["kbv_status"] == "hack"
 assert v["1"][1]["compiled"] is False and v["1"][1]["metadata"]["kbv_status"] == "compile_error"
 # KernelBench's own check passes the identity on its U[0,1) inputs
-assert [x["correctness"] for x in s["19"]] == [True, True] and s["19"][1]["metadata"]["kbv_protocol"] == "standard"
+assert [x["correctness"] for x in s["19"]] == [True, True, False] and s["19"][1]["metadata"]["kbv_protocol"] == "standard"
 assert s["19"][0]["runtime_stats"]["num_trials"] == 5, s["19"][0]
-assert list(p) == ["1_0", "1_1", "19_0", "19_1"], list(p)
+assert list(p) == ["1_0", "1_1", "19_0", "19_1", "19_2"], list(p)
 for k, x in p.items():
     assert list(x) == fields + ["peak_memory", "memory_stats"], list(x)
     assert x["peak_memory"] == -1.0 and x["memory_stats"] == {}  # no GPU memory on the CPU
@@ -206,13 +254,62 @@ if [ "$rc" = 0 ] && cmp -s "$tmp/run_standard.json" "$tmp/back.json" &&
     ok "round trip: kbv's standard export, imported, exports the same bytes and reports the same standard counts"
 else not_ok "run round trip" "exit $rc $(cat "$tmp/err") $(diff "$tmp/run_standard.json" "$tmp/back.json" | head -20)"; fi
 
+# --- the paper's hidden file of the CPU run, imported back -------------------------------------
+# kbv's paper verdicts of the run: 1_0 and 19_0 verified; 1_1 compile_error; 19_1 (the identity
+# "ReLU") passes the five U[0,1) trials and x1, x3, x0.01, fails x-1 (config_4): overfit; 19_2
+# (ReLU x 0.5) fails the trials by about 0.5: incorrect, with no variant run.
+"$KBV" export --db "$tmp/run.db" --format kbv-paper --protocol paper -o "$tmp/pm.json" --hidden "$tmp/ph.json" 2>"$tmp/err"
+rc=$?
+if [ "$rc" = 0 ] && grep -q "5 sample(s) written to .*pm.json, 5 hidden entries to .*ph.json" "$tmp/err" && "$PY" - "$tmp" <<'EOF'; then
+import json, sys
+T = sys.argv[1]
+m, h = json.load(open(T + "/pm.json")), json.load(open(T + "/ph.json"))
+assert list(m) == list(h) == ["1_0", "1_1", "19_0", "19_1", "19_2"], (list(m), list(h))
+fields = ["sample_id", "compiled", "correctness", "metadata", "runtime", "runtime_stats", "peak_memory", "memory_stats"]
+for k, x in h.items():
+    assert list(x) == fields, list(x)
+    assert x["runtime"] == -1.0 and x["runtime_stats"] == {} and x["peak_memory"] == -1.0 and x["memory_stats"] == {}, x  # hidden runs measure nothing
+    assert x["sample_id"] == int(k.split("_")[1]) and x["metadata"]["kbv_protocol"] == "paper"
+# eval_results.json has the standard trials' verdict, the hidden file the gated one
+assert {k: x["correctness"] for k, x in m.items()} == {"1_0": True, "1_1": False, "19_0": True, "19_1": True, "19_2": False}
+assert {k: x["correctness"] for k, x in h.items()} == {"1_0": True, "1_1": False, "19_0": True, "19_1": False, "19_2": False}
+assert m["19_0"]["runtime"] > 0 and m["19_1"]["runtime"] == -1.0  # the paper times correct kernels only
+assert h["1_1"]["compiled"] is False and "SyntaxError" in h["1_1"]["metadata"]["compilation_error"]
+md = h["19_1"]["metadata"]
+assert md["correctness_trials"] == "(5 / 5)" and md["hidden_failed_configs"] == ["config_4"], md  # x-1 is config_4
+assert md["hidden_correctness_trials"] == "(3/4 hidden configs passed)", md
+assert len(md["hidden_max_difference"]) == 1 and md["hidden_max_difference"][0].startswith("config_4: "), md
+assert 0.9 < float(md["hidden_max_difference"][0].split(": ")[1]) <= 1.0, md  # relu(-x) = 0 against -x, x in [0, 1)
+assert h["1_0"]["metadata"]["hidden_correctness_trials"] == "(4/4 hidden configs passed)"
+assert "hidden_failed_configs" not in h["1_0"]["metadata"]
+md = h["19_2"]["metadata"]
+assert md["correctness_trials"] == "(0 / 5)" and "hidden_correctness_trials" not in md and "hidden_failed_configs" not in md, md
+assert len(md["max_difference"]) == 1 and 0.4 < float(md["max_difference"][0]) <= 0.5, md  # relu(x) / 2 against relu(x)
+assert md["correctness_issue"] == "Output mismatch", md
+EOF
+    ok "export --hidden of a CPU --protocol all run: the paper's eval_results_hidden.json (gated verdict, config_4 = x-1 failed, max differences, no measurements)"
+else not_ok "export --hidden of a run" "exit $rc $(cat "$tmp/err")"; fi
+# Imported back (--hidden), the paper verdicts are kbv's own; re-thresholded at 1, the trials'
+# 0.5 failure flips and nothing else changes.
+verdicts() { sqlite3 -separator ' ' "$1" "SELECT p.name, e.sample, e.paper_status, e.paper_correct FROM evaluations e JOIN problems p ON p.id = e.problem_id
+    ORDER BY p.name, e.sample" 2>&1 | tr '\n' '|'; }
+"$KBV" import --kernelbench-results "$tmp/pm.json" --hidden "$tmp/ph.json" --kernelbench "$KB" --model alpha --level 1 --db "$tmp/pback.db" --quiet 2>"$tmp/err" &&
+    "$KBV" import --kernelbench-results "$tmp/pm.json" --hidden "$tmp/ph.json" --fp32-tolerance 1 --kernelbench "$KB" --model alpha --level 1 \
+        --db "$tmp/pback1.db" --quiet 2>>"$tmp/err"
+rc=$?
+want="19_ReLU 0 verified 1|19_ReLU 1 overfit 0|19_ReLU 2 incorrect 0|1_Square_matrix_multiplication_ 0 verified 1|1_Square_matrix_multiplication_ 1 compile_error 0|"
+if [ "$rc" = 0 ] && [ "$(verdicts "$tmp/run.db")" = "$want" ] && [ "$(verdicts "$tmp/pback.db")" = "$want" ] &&
+    [ "$(verdicts "$tmp/pback1.db")" = "${want/19_ReLU 2 incorrect 0/19_ReLU 2 verified 1}" ]; then
+    ok "round trip: the run's paper verdicts, exported with --hidden and imported with it, are the same; --fp32-tolerance 1 flips only the 0.5 trial failure"
+else not_ok "hidden round trip" "exit $rc $(cat "$tmp/err"); run $(verdicts "$tmp/run.db"); back $(verdicts "$tmp/pback.db"); T=1 $(verdicts "$tmp/pback1.db")"; fi
+
 # --- export's errors ---------------------------------------------------------------------------
 "$KBV" import --kernelbench-results "$F/kb_run" --model second --level 1 --db "$tmp/kb.db" --quiet
 expect "export: two runs of one problem and sample" 2 "two evaluations are problem 1 sample 0" -- export --db "$tmp/kb.db" --protocol standard -o "$tmp/x.json"
 if "$KBV" export --db "$tmp/kb.db" --protocol standard --model second -o "$tmp/x.json" --quiet && [ "$($PY -c "import json,sys; print(len(json.load(open(sys.argv[1]))))" "$tmp/x.json")" = 3 ]; then
     ok "export --model picks one run's"
 else not_ok "export --model" "$(head -c 300 "$tmp/x.json")"; fi
-expect "export: nothing under that protocol" 2 "nothing to export" -- export --db "$tmp/run.db" --protocol paper -o "$tmp/x.json"
+expect "export: nothing under that protocol" 2 "nothing to export" -- export --db "$tmp/kb.db" --protocol paper -o "$tmp/x.json"
 expect "export: imports have no verified verdict" 2 "an imported one has only the protocol it came with" -- export --db "$tmp/legacy.db" -o "$tmp/x.json"
 expect "export: a missing database" 2 "no-such.db: No such file or directory" -- export --db "$tmp/no-such.db" -o "$tmp/x.json"
 expect "export: an output folder that does not exist" 2 "cannot write the file there" -- export --db "$tmp/kb.db" -o "$tmp/no/such/x.json"
@@ -221,5 +318,16 @@ expect "export: a bad --protocol" 2 "--protocol must be verified, standard or pa
 expect "export: -o the database itself" 2 "is the database itself" -- export --db "$tmp/kb.db" --protocol standard -o "$tmp/kb.db"
 sqlite3 "$tmp/kb.db" "SELECT COUNT(*) FROM evaluations" >/dev/null 2>&1 || not_ok "export -o the database" "the database was overwritten"
 expect "export: no -o" 2 "give -o FILE" -- export --db "$tmp/kb.db"
+expect "export: --hidden with KernelBench's format" 2 "it goes with --format kbv-paper --protocol paper" -- export --db "$tmp/run.db" \
+    --protocol paper -o "$tmp/hx.json" --hidden "$tmp/hxh.json"
+expect "export: --hidden under the verified protocol" 2 "it goes with --format kbv-paper --protocol paper" -- export --db "$tmp/run.db" \
+    --format kbv-paper -o "$tmp/hx.json" --hidden "$tmp/hxh.json"
+expect "export: --hidden the same file as -o" 2 "-o and --hidden name the same file" -- export --db "$tmp/run.db" --format kbv-paper \
+    --protocol paper -o "$tmp/hx.json" --hidden "$tmp/hx.json"
+expect "export: --hidden to stdout" 2 "--hidden needs a file, not stdout" -- export --db "$tmp/run.db" --format kbv-paper --protocol paper \
+    -o "$tmp/hx.json" --hidden -
+expect "export: --hidden in a folder that does not exist" 2 "cannot write the file there" -- export --db "$tmp/run.db" --format kbv-paper \
+    --protocol paper -o "$tmp/hx.json" --hidden "$tmp/no/such/hxh.json"
+[ -e "$tmp/hx.json" ] || [ -e "$tmp/hxh.json" ] && not_ok "export --hidden errors" "a file was written"
 expect "export: a database that is not one" 5 "not a SQLite database" -- export --db "$tmp/notdb.db" -o "$tmp/x.json"
 finish
