@@ -184,8 +184,14 @@ int main(void) {
     CHECK(judge_kernelbench_allclose(&a2, &b2, 1e-4, &mabs, why, sizeof why) == 1);
     ((float *)b2.data)[1] = 100.03f;
     CHECK(judge_kernelbench_allclose(&a2, &b2, 1e-4, &mabs, why, sizeof why) == 0);
+    CHECK(strstr(why, "1 of 2 elements not close (max_abs_err 0.0299") != NULL && !strstr(why, "not finite"));
     ((float *)b2.data)[1] = NAN;
     CHECK(judge_kernelbench_allclose(&a2, &b2, 1e-2, &mabs, why, sizeof why) == 0);
+    CHECK(strstr(why, "1 of 2 elements not close (1 not finite, max_abs_err") != NULL);
+    /* a NaN beside a finite element far off: both counted, the finite one's difference kept */
+    ((float *)b2.data)[0] = 3;
+    CHECK(judge_kernelbench_allclose(&a2, &b2, 1e-2, &mabs, why, sizeof why) == 0 && mabs == 2);
+    CHECK(strstr(why, "2 of 2 elements not close (1 not finite, max_abs_err 2,") != NULL);
     kbv_tensor_free(&a2), kbv_tensor_free(&b2);
     /* judge_error's loop for float64 vs float32 gives what the generic one (an int64 oracle
      * with the same values) gives, non-finite elements included */
