@@ -53,7 +53,7 @@ CFLAGS  := $(CSTD) $(WARN) $(OPT) -ffp-contract=off $(EXTRA_CFLAGS)
 NVCC_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_75,code=compute_75
 NVCCFLAGS := -O2 -fmad=false -std=c++17 $(NVCC_ARCH)
 LDLIBS  := -ljansson -lcrypto -lm
-KBV_LIBS := -lsqlite3 -lseccomp
+KBV_LIBS := -lsqlite3 -lseccomp -lcurl -pthread
 SAN_RT  := $(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1,)
 
 # The probe scans multi-GiB inputs three times: its float32 scan is integer work the compiler
@@ -61,7 +61,7 @@ SAN_RT  := $(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=detect_leaks=1:abort_on_err
 $(BUILD)/src/probe.o $(BUILD)/w/src/probe.o: CFLAGS += -O3
 
 CORE_SRC := src/util.c src/finding.c src/tensor.c src/proto.c src/proc.c src/judge.c src/result.c src/reply.c src/verdict.c src/eval.c src/session.c src/plan.c src/cases.c src/detect.c src/refcache.c src/timing.c src/standard.c src/gen.c src/probe.c src/perf.c \
-            src/stats.c src/db.c src/run.c src/admit.c src/report.c src/sandbox.c \
+            src/stats.c src/db.c src/run.c src/admit.c src/report.c src/sandbox.c src/llm.c src/generate.c \
             $(wildcard src/paper.c src/tables.c src/charts.c src/exchange.c)
 KBV_SRC  := src/main.c $(CORE_SRC)
 WORKER_SRC := src/worker/main.c src/worker/standard.c src/worker/model.c src/worker/forward.c src/worker/bench.c \
@@ -151,6 +151,7 @@ test-e2e: all
 	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/admission.sh
 	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/exchange.sh
 	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/report_figures.sh
+	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/generate.sh
 
 # The fault-injection suite, the kill-and-resume test and the attack suite (docs/RELIABILITY.md,
 # docs/security.md).

@@ -25,6 +25,7 @@
 
 #include "db.h"
 #include "exchange.h"
+#include "generate.h"
 #include "eval.h"
 #include "report.h"
 #include "run.h"
@@ -34,21 +35,7 @@
 
 enum { EXIT_VERIFIED = 0, EXIT_VERDICT = 1, EXIT_USAGE = 2, EXIT_PROBLEM = 3, EXIT_INTERNAL = 4, EXIT_DATABASE = 5 };
 
-/* One line on stderr: whatever a message quotes (a path, a manifest's bytes, SQLite's or
- * Python's text) has its control characters shown as '?', so it stays one line. */
-static void say(const char *fmt, ...) KBV_PRINTF(1, 2);
-static void say(const char *fmt, ...) {
-    char line[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    size_t n = strlen(line);
-    while (n && line[n - 1] == '\n') line[--n] = '\0';
-    for (char *p = line; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
-    fprintf(stderr, "%s\n", line);
-}
+#define say kbv_say /* one line on stderr, control characters shown as '?' (util.h) */
 
 /* Whether kbv may write path (an output file: existing, or to be made in an existing
  * folder): 0, or -1 with errno set. */
@@ -82,11 +69,14 @@ static void usage_main(FILE *f) {
                "  merge     combine results databases\n"
                "  import    store KernelBench's (or the paper harness's) eval_results.json in a results database\n"
                "  export    write a results database's evaluations as KernelBench's or the paper harness's eval_results.json\n"
+               "  generate  ask LLMs for kernels (models config, prompt template): a run folder, a manifest, the database\n"
+               "  bench     the experiment in one command: generate, run and report (resumable)\n"
                "  version   print kbv's version\n"
                "\n"
                "`kbv <command> --help` describes a command. Exit status: 0 verified (or done), 1 another\n"
                "verdict, 2 usage error or a bad input file, 3 the problem cannot be evaluated, 4 kbv could\n"
-               "not run, 5 a results database that cannot be used (docs/cli.md).\n");
+               "not run, 5 a results database that cannot be used (docs/cli.md); generate and bench also 6\n"
+               "(requests unanswered), 7 (spending cap reached), 130/143 (interrupted; docs/generate.md).\n");
 }
 
 static void usage_eval(FILE *f) {
@@ -1007,6 +997,8 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "inspect") == 0) exit(cmd_inspect(argc - 2, argv + 2));
     if (strcmp(cmd, "run") == 0) exit(cmd_eval(argc - 2, argv + 2, 2));
     if (strcmp(cmd, "report") == 0) exit(cmd_report(argc - 2, argv + 2));
+    if (strcmp(cmd, "generate") == 0) exit(generate_main(argc - 2, argv + 2));
+    if (strcmp(cmd, "bench") == 0) exit(bench_main(argc - 2, argv + 2));
     if (strcmp(cmd, "merge") == 0) exit(cmd_merge(argc - 2, argv + 2));
     if (strcmp(cmd, "import") == 0) exit(cmd_import(argc - 2, argv + 2));
     if (strcmp(cmd, "export") == 0) exit(cmd_export(argc - 2, argv + 2));

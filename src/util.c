@@ -386,3 +386,16 @@ void kbv_gpulock_close(kbv_gpulock *l) {
     if (l->turn_fd >= 0) close(l->turn_fd);
     l->main_fd = l->turn_fd = -1, l->held = 0;
 }
+
+void kbv_say(const char *fmt, ...) {
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    size_t n = strlen(line);
+    while (n && line[n - 1] == '\n') line[--n] = '\0';
+    for (char *p = line; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
+    fprintf(stderr, "%s\n", line);
+}

@@ -24,6 +24,10 @@ typedef struct kbv_err {
 
 /* Fill err (if non-NULL) and return -1, so callers can write `return kbv_seterr(...)`. */
 int kbv_seterr(kbv_err *err, const char *fmt, ...) KBV_PRINTF(2, 3);
+/* One line on stderr (the commands' errors and notes): whatever it quotes (a path, a file's
+ * bytes, SQLite's, Python's or a server's text) has its control characters shown as '?', so it
+ * stays one line. */
+void kbv_say(const char *fmt, ...) KBV_PRINTF(1, 2);
 /* Prefix an already-set message: "prefix: old message". Returns -1. */
 int kbv_wraperr(kbv_err *err, const char *fmt, ...) KBV_PRINTF(2, 3);
 
