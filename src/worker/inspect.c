@@ -5,7 +5,8 @@
  * functions, launches are `name<<<`. Everything found here is at most `suspect`: a pattern
  * in the source is not evidence that it ran (the dynamic detectors decide). The name of the
  * candidate's model class (for the checks on that class) comes from the loader that would
- * load the file (loader.h).
+ * load the file (loader.h); a native candidate's file (loader_native.c) is not Python: the
+ * whole file is scanned as the CUDA source, with no Python checks.
  */
 #include "inspect.h"
 
@@ -26,13 +27,31 @@ static const char kInspector[] =
     "    if isinstance(n, ast.Name):\n"
     "        parts.append(n.id); return '.'.join(reversed(parts))\n"
     "    return None\n"
-    "def inspect_source(path, cls):\n"
+    "def cuda_checks(cuda, add, at):\n"
+    "    if re.search(r'cudaStreamCreate|cudaStreamNonBlocking|getStreamFromPool', cuda):\n"
+    "        add('static_streams', 'info', at, 'the CUDA source creates streams')\n"
+    "    if re.search(r'std::thread|pthread_create|std::async', cuda):\n"
+    "        add('static_threads', 'suspect', at, 'the CUDA source starts threads')\n"
+    "    if re.search(r'\\b__half\\b|__nv_bfloat16|__float2half|__float2bfloat16|wmma::precision::tf32', cuda):\n"
+    "        add('static_precision_casts', 'info', at, 'the CUDA source uses half, bfloat16 or TF32 types')\n"
+    "    if re.search(r'cupti|CUDA_INJECTION|dlopen', cuda):\n"
+    "        add('static_profiler_tampering', 'suspect', at, 'the CUDA source mentions CUPTI, dlopen or CUDA_INJECTION')\n"
+    "def inspect_source(path, cls, native):\n"
     "    with open(path, encoding='utf-8', errors='replace') as f:\n"
     "        src = f.read()\n"
     "    out = {'load_inline': False, 'kernels': [], 'launched': [], 'triton_kernels': [], 'findings': []}\n"
     "    def add(fid, sev, node, detail):\n"
     "        if any(x['id'] == fid for x in out['findings']): return\n"
     "        out['findings'].append({'id': fid, 'severity': sev, 'line': getattr(node, 'lineno', 0), 'detail': detail})\n"
+    "    if native:\n" /* a native candidate (loader_native.c): the whole file is C, C++ or CUDA */
+    "        out['kernels'], out['launched'] = sorted(set(KERNEL.findall(src))), sorted(set(LAUNCH.findall(src)))\n"
+    "        for k in out['kernels']:\n"
+    "            if k not in out['launched']:\n"
+    "                add('static_kernel_not_launched', 'suspect', None, 'kernel %s is defined but no launch of it appears in the source' % k)\n"
+    "        cuda_checks(src, add, None)\n"
+    "        if not out['kernels']:\n"
+    "            add('static_no_kernel', 'info', None, 'no __global__ kernel in the source')\n"
+    "        return out\n"
     "    try:\n"
     "        tree = ast.parse(src, filename=path)\n"
     "    except SyntaxError as e:\n"
@@ -56,14 +75,7 @@ static const char kInspector[] =
     "    for k in kernels + triton:\n"
     "        if k not in launched:\n"
     "            add('static_kernel_not_launched', 'suspect', tree, 'kernel %s is defined but no launch of it appears in the source' % k)\n"
-    "    if re.search(r'cudaStreamCreate|cudaStreamNonBlocking|getStreamFromPool', cuda):\n"
-    "        add('static_streams', 'info', tree, 'the CUDA source creates streams')\n"
-    "    if re.search(r'std::thread|pthread_create|std::async', cuda):\n"
-    "        add('static_threads', 'suspect', tree, 'the CUDA source starts threads')\n"
-    "    if re.search(r'\\b__half\\b|__nv_bfloat16|__float2half|__float2bfloat16|wmma::precision::tf32', cuda):\n"
-    "        add('static_precision_casts', 'info', tree, 'the CUDA source uses half, bfloat16 or TF32 types')\n"
-    "    if re.search(r'cupti|CUDA_INJECTION|dlopen', cuda):\n"
-    "        add('static_profiler_tampering', 'suspect', tree, 'the CUDA source mentions CUPTI, dlopen or CUDA_INJECTION')\n"
+    "    cuda_checks(cuda, add, tree)\n"
     "    for n in ast.walk(tree):\n"
     "        if isinstance(n, (ast.Import, ast.ImportFrom)):\n"
     "            mods = [a.name for a in n.names] if isinstance(n, ast.Import) else [n.module or '']\n"
@@ -118,12 +130,13 @@ static const char kInspector[] =
     "    return out\n";
 
 /* The inspector's result as JSON (a new reference), or NULL with the Python error pending;
- * cls is the candidate's model class (NULL: none is looked for). */
-static json_t *run_inspector(const char *path, const char *cls) {
+ * cls is the candidate's model class (NULL: none is looked for); native: the file is C, C++
+ * or CUDA as a whole (a native candidate: no Python to parse). */
+static json_t *run_inspector(const char *path, const char *cls, int native) {
     PyObject *code = Py_CompileString(kInspector, "<kbv inspect>", Py_file_input);
     PyObject *mod = code ? PyImport_ExecCodeModule("_kbv_inspect", code) : NULL;
     Py_XDECREF(code);
-    PyObject *res = mod ? PyObject_CallMethod(mod, "inspect_source", "sz", path, cls) : NULL;
+    PyObject *res = mod ? PyObject_CallMethod(mod, "inspect_source", "szi", path, cls, native) : NULL;
     Py_XDECREF(mod);
     PyObject *jsonmod = res ? PyImport_ImportModule("json") : NULL;
     PyObject *text = jsonmod ? PyObject_CallMethod(jsonmod, "dumps", "O", res) : NULL;
@@ -140,7 +153,7 @@ json_t *cmd_inspect(worker *w, const json_t *cmd) {
     kbv_err err;
     if (proto_get_str(cmd, "path", &path, &err) < 0) return proto_fail("protocol", err.msg, NULL);
     const cand_loader *ld = loader_find(path);
-    json_t *j = run_inspector(path, ld ? ld->class_name : NULL);
+    json_t *j = run_inspector(path, ld ? ld->class_name : NULL, ld && strcmp(ld->name, "native") == 0);
     if (!j) return fail_python("load", "inspecting the source");
     json_t *r = proto_ok();
     json_object_set_new(r, "inspect", j);

@@ -5,8 +5,9 @@
  */
 #include "loader.h"
 
-/* One line per loader, tried in this order; loader_py takes any file: keep it last. */
-#define LOADERS(X) X(loader_py)
+/* One line per loader, tried in this order; loader_py takes any file: keep it last.
+ * loader_native: .cu, .c, .cpp, .cc files with kbv_forward (include/kbv_native.h). */
+#define LOADERS(X) X(loader_native) X(loader_py)
 
 #define DECLARE(l) extern const cand_loader l;
 #define ENTRY(l)   &l,
