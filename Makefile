@@ -153,6 +153,8 @@ test-e2e: all
 	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/report_figures.sh
 	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/generate.sh
 	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/native.sh
+	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/pipeline.sh
+	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/fastbuild.sh
 
 # The fault-injection suite, the kill-and-resume test and the attack suite (docs/RELIABILITY.md,
 # docs/security.md).

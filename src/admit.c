@@ -336,6 +336,28 @@ void admit_record(kbv_admit *a, const admit_eval *e, int complete, long long max
     }
 }
 
+admit_bytes admit_ahead_need(const kbv_admit *a) {
+    const admit_problem *m = &a->ahead;
+    admit_bytes n;
+    n.scratch = m->scratch_known ? with_slack(m->own) : max_ll(ADMIT_AHEAD_SCRATCH, with_slack(m->own));
+    n.memory = m->memory_known ? with_slack(m->memory) : max_ll(ADMIT_AHEAD_MEMORY, with_slack(m->memory));
+    n.scratch += a->compile;
+    if (a->tmpfs) n.memory += n.scratch;
+    return n;
+}
+
+void admit_ahead_record(kbv_admit *a, const admit_eval *e, long long maxrss_bytes) {
+    admit_problem *m = &a->ahead;
+    /* Compiles differ less than problems do, but one worker is not all of them: the most of
+     * any, and known only once one was sampled (a short one says little about the next). */
+    if (e->samples > 0 || maxrss_bytes > 0) m->memory = max_ll(m->memory, max_ll(e->mem_peak, maxrss_bytes));
+    m->memory_known |= e->samples >= 4;
+    if (e->scratch[0]) {
+        m->own = max_ll(m->own, e->own_peak);
+        m->scratch_known |= e->samples >= 4;
+    }
+}
+
 void admit_format(long long bytes, char *out, size_t n) {
     if (bytes == ADMIT_UNKNOWN) snprintf(out, n, "unknown");
     else if (bytes >= (1LL << 30) || bytes <= -(1LL << 30)) snprintf(out, n, "%.1f GiB", (double)bytes / (double)(1LL << 30));

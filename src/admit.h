@@ -23,6 +23,8 @@
 #define ADMIT_COMPILE_BYTES   (256LL << 20) /* a compiled extension, when the compile cache is on the scratch's file system */
 #define ADMIT_SLACK_BYTES     (64LL << 20)  /* added to a measured need, with a quarter more: what sampling missed */
 #define ADMIT_TICK_S          0.25          /* seconds between samples */
+#define ADMIT_AHEAD_SCRATCH   (512LL << 20) /* a compile-ahead worker not measured yet: its folder (TMPDIR: the compilers' temporaries) */
+#define ADMIT_AHEAD_MEMORY    (3LL << 30)   /* ... and its worker with the compilers it starts */
 #define ADMIT_UNKNOWN         LLONG_MAX     /* free bytes that could not be read: no limit applied */
 
 typedef struct admit_bytes {
@@ -56,6 +58,7 @@ typedef struct kbv_admit {
     admit_problem *problems;
     const char (*sha)[65]; /* per problem: its file's SHA-256 (names its kept folder), not owned */
     int nproblems;
+    admit_problem ahead; /* what compile-ahead workers were seen to use (the most of any, run.c) */
 } kbv_admit;
 
 /* scratch_base as eval_opts has it (NULL: $TMPDIR or /tmp); ref_cache "" when none; cache_dir
@@ -78,6 +81,13 @@ void admit_sample(const kbv_admit *a, admit_eval *ev, int nev);
 /* An evaluation ended: fold what it used into its problem's figures. complete: it ran all of
  * its cases (verified, incorrect, overfit or hack); maxrss_bytes: its wait4() ru_maxrss. */
 void admit_record(kbv_admit *a, const admit_eval *e, int complete, long long maxrss_bytes);
+/* What a compile-ahead worker (`kbv run --compile-jobs`: a candidate's worker that only loads
+ * it, building its extension into the compile cache) will need: the most one was seen to use,
+ * with slack, else ADMIT_AHEAD_*; plus the build in the compile cache when that is on the
+ * scratch's file system. It is sampled like an evaluation (admit_sample, problem index any). */
+admit_bytes admit_ahead_need(const kbv_admit *a);
+/* A compile-ahead worker ended: fold what it used into a->ahead. */
+void admit_ahead_record(kbv_admit *a, const admit_eval *e, long long maxrss_bytes);
 /* "3.2 GiB" */
 void admit_format(long long bytes, char *out, size_t n);
 

@@ -39,6 +39,7 @@ typedef struct eval_opts {
     const char *worker;       /* path of kbv-worker */
     const char *scratch_base; /* where scratch folders go (NULL: $TMPDIR or /tmp) */
     const char *cache_dir;    /* compile cache (TORCH_EXTENSIONS_DIR); NULL: default */
+    int build_fast;           /* load_inline's C++ with kbv's precompiled torch header (docs/build.md) */
     size_t capture_cap;       /* bytes of each output stream kept */
     int keep_scratch;
     int verbose;                /* progress on stderr */
@@ -76,5 +77,9 @@ int eval_run(const eval_opts *o, kbv_result *r, kbv_err *err);
 /* `kbv inspect`: the static inspection of a candidate file, in a worker (the file is parsed,
  * never run). *out gets the inspector's JSON. Returns 0, or -1 (err set). */
 int eval_inspect(const eval_opts *o, const char *path, json_t **out, kbv_err *err);
+
+/* Build (or find up to date) kbv's precompiled torch headers beneath the shared compile cache,
+ * by `kbv-worker --build-pch`, before any candidate runs (--build fast; docs/build.md). */
+int session_prepare_pch(const eval_opts *o, kbv_err *err);
 
 #endif

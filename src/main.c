@@ -115,6 +115,9 @@ static void usage_eval(FILE *f) {
             "                          (the readable summary then goes to stderr)\n"
             "  --cache-dir DIR         compile cache for load_inline (default ~/.cache/kbv/torch_extensions;\n"
             "                          one folder in it per candidate)\n"
+            "  --build fast|stock      compile load_inline's C++ with kbv's precompiled torch header, built once\n"
+            "                          beneath the compile cache, falling back to torch's own build whenever\n"
+            "                          anything differs (docs/build.md; default stock)\n"
             "  --max-memory GIB        host memory a worker may hold: RLIMIT_DATA, and a memory cgroup of its own\n"
             "                          where the machine allows one (default 3/4 of RAM, 0: no limit)\n"
             "  --max-scratch GIB       what the candidate's worker may hold beneath its folder in the scratch\n"
@@ -201,8 +204,11 @@ static void usage_run(FILE *f) {
                "                          fit what is free less what the running ones reserved; the progress\n"
                "                          says when one waits (phases_s.admission_wait; docs/results.md)\n"
                "  --no-admission          start evaluations in every free slot whatever they will need\n"
+               "  --compile-jobs N        load (and so compile) the next entries' candidates ahead, N at a time,\n"
+               "                          while earlier evaluations run (default 0: none; docs/results.md,\n"
+               "                          \"Compiling ahead\")\n"
                "  and kbv eval's: --device, --seed, --timeout, --load-timeout, --cases, --protocol, --no-timing,\n"
-               "  --time-budget, --compile-baseline, --prime, --standard-trials, --library-only, --cache-dir, --scratch,\n"
+               "  --time-budget, --compile-baseline, --prime, --standard-trials, --library-only, --cache-dir, --build, --scratch,\n"
                "  --max-memory, --max-scratch, --no-sandbox,\n"
                "  --quiet\n"
                "\n"
@@ -217,7 +223,7 @@ static int cmd_eval(int argc, char **argv, int mode) {
     const char *name = mode == 2 ? "run" : mode == 1 ? "check" : "eval";
     int check = mode == 1;
     const char *manifest = NULL, *db = NULL, *kb = NULL, *runs = NULL;
-    int resume = 0, no_reuse = 0, no_admission = 0, shard_i = 0, shard_n = 1, jobs = 0, ngpus = 0, child_entry = -1;
+    int resume = 0, no_reuse = 0, no_admission = 0, shard_i = 0, shard_n = 1, jobs = 0, ngpus = 0, child_entry = -1, compile_jobs = 0;
     long long child_run = 0;
     int protocol_set = 0;
     const char *gpus[64];
@@ -292,6 +298,10 @@ static int cmd_eval(int argc, char **argv, int mode) {
             NEED_VALUE();
             if (num_opt("run", a, val, 1, 64, 1, "an integer from 1 to 64", &v) < 0) return EXIT_USAGE;
             jobs = (int)v;
+        } else if (mode == 2 && strcmp(a, "--compile-jobs") == 0) {
+            NEED_VALUE();
+            if (num_opt("run", a, val, 0, 64, 1, "an integer from 0 to 64", &v) < 0) return EXIT_USAGE;
+            compile_jobs = (int)v;
         } else if (mode == 2 && strcmp(a, "--child") == 0) { /* internal: one entry, started by a parent kbv run */
             NEED_VALUE();
             if (sscanf(val, "%d:%lld", &child_entry, &child_run) != 2 || child_entry < 0) {
@@ -413,6 +423,13 @@ static int cmd_eval(int argc, char **argv, int mode) {
         } else if (strcmp(a, "--cache-dir") == 0) {
             NEED_VALUE();
             o.cache_dir = val;
+        } else if (strcmp(a, "--build") == 0) {
+            NEED_VALUE();
+            if (strcmp(val, "fast") != 0 && strcmp(val, "stock") != 0) {
+                say("kbv %s: --build must be fast or stock, not '%s'\n", name, val);
+                return EXIT_USAGE;
+            }
+            o.build_fast = strcmp(val, "fast") == 0;
         } else if (strcmp(a, "--scratch") == 0) {
             NEED_VALUE();
             o.scratch_base = val;
@@ -460,6 +477,10 @@ static int cmd_eval(int argc, char **argv, int mode) {
             say("kbv run: %s\n", err.msg);
             return EXIT_INTERNAL;
         }
+        if (o.build_fast && child_entry < 0 && session_prepare_pch(&o, &err) < 0) { /* once, by the parent */
+            say("kbv run: --build fast is off: %s\n", err.msg);
+            o.build_fast = 0;
+        }
         run_opts ro = {.manifest = manifest,
                        .kernelbench = kb,
                        .runs = runs,
@@ -468,6 +489,7 @@ static int cmd_eval(int argc, char **argv, int mode) {
                        .resume = resume,
                        .no_reuse = no_reuse,
                        .no_admission = no_admission,
+                       .compile_jobs = child_entry >= 0 ? 0 : compile_jobs,
                        .shard_i = shard_i,
                        .shard_n = shard_n,
                        .quiet = !o.verbose,
@@ -500,6 +522,10 @@ static int cmd_eval(int argc, char **argv, int mode) {
         return EXIT_INTERNAL;
     }
     o.worker = worker;
+    if (o.build_fast) {
+        kbv_err perr = {{0}};
+        if (session_prepare_pch(&o, &perr) < 0) say("kbv %s: --build fast is off: %s\n", name, perr.msg), o.build_fast = 0;
+    }
     if (check) {
         o.problem = files[0], o.candidate = NULL;
     } else if (nfiles == 0) {

@@ -13,6 +13,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@
 
 #include "admit.h"
 #include "db.h"
+#include "evalctx.h"
 #include "result.h"
 
 void run_key(const char *psha, const char *csha, const char *model, int sample, const char *protocol, char *out, size_t n) {
@@ -527,35 +529,268 @@ static int ran_all_cases(const char *status) {
     return strcmp(status, "verified") == 0 || strcmp(status, "incorrect") == 0 || strcmp(status, "overfit") == 0 || strcmp(status, "hack") == 0;
 }
 
+/* ---- compiling ahead (docs/results.md, "Compiling ahead") ----------------------------------
+ *
+ * A compile-ahead worker is the candidate's worker an evaluation would start (session_load:
+ * the same worker binary, sandbox, environment and per-candidate compile cache), which loads
+ * the problem, inspects and loads the candidate, and stops: loading a load_inline candidate
+ * builds its extension into the cache folder of that candidate's bytes, where the
+ * evaluation's own load later finds it (torch rebuilds what ninja finds out of date, so a
+ * build that differs in anything is built again). Nothing of it is stored or judged: the
+ * evaluation loads the candidate itself and a failure is found again there. */
+
+enum { AHEAD_NONE, AHEAD_RUNNING, AHEAD_BUILT, AHEAD_FAILED };
+/* A compile-ahead child's exit status: loaded, the load failed (the evaluation says why), kbv. */
+enum { AHEAD_EXIT_BUILT = 0, AHEAD_EXIT_FAILED = 1, AHEAD_EXIT_KBV = 2 };
+
+/* The compile cache's base is shared by the run's evaluations (not each one's scratch). */
+static int cache_shared(const run_opts *o) { return o->eval.cache_dir || getenv("XDG_CACHE_HOME") || getenv("HOME"); }
+
+/* How many compile-ahead workers at a time (run.h, compile_jobs). */
+static int ahead_jobs(const run_opts *o, int nslots) {
+    (void)nslots;
+    /* Off unless asked for: what it gains is measured only where torch keeps a build across
+     * processes (torch 2: docs/results.md, "Compiling ahead"), not yet on a GPU. */
+    if (o->compile_jobs <= 0 || !cache_shared(o)) return 0;
+    return o->compile_jobs > 64 ? 64 : o->compile_jobs;
+}
+
+/* A torch build folder's lock (torch.utils.file_baton: created with O_EXCL, removed when the
+ * build ends; a holder killed mid-build leaves it, and every later load of the extension
+ * then waits for it forever). Beneath the candidate's cache folder dir, remove the locks
+ * modified before `before` or at or after `since` (0: no bound). */
+static void drop_locks(const char *dir, time_t before, time_t since) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        char lock[PATH_MAX];
+        struct stat sb;
+        if (snprintf(lock, sizeof lock, "%s/%s/lock", dir, e->d_name) >= (int)sizeof lock || lstat(lock, &sb) < 0 || !S_ISREG(sb.st_mode)) continue;
+        if ((before && sb.st_mtime < before) || (since && sb.st_mtime >= since)) unlink(lock);
+    }
+    closedir(d);
+}
+
+/* In a forked child: the compile-ahead of entry it (AHEAD_EXIT_*). cache: the compile cache's
+ * base (compile_cache). */
+static int ahead_load(const eval_opts *eo, const run_item *it, const char *cache) {
+    eval_opts e = *eo;
+    e.problem = it->problem, e.candidate = it->candidate, e.verbose = 0;
+    kbv_result r;
+    result_init(&r);
+    eval_ctx c = {.o = &e, .r = &r, .fresh_ci = -1, .lock = KBV_GPULOCK_OFF};
+    kbv_err err = {{0}};
+    int rc = AHEAD_EXIT_KBV;
+    snprintf(r.device, sizeof r.device, "%s", eval_device(e.device));
+    if (kbv_abspath(it->problem, r.problem.path, sizeof r.problem.path, &err) < 0 ||
+        kbv_abspath(it->candidate, r.candidate.path, sizeof r.candidate.path, &err) < 0 ||
+        kbv_sha256_file(r.candidate.path, r.candidate.sha256, &err) < 0 || proc_init_reaper(&err) < 0 ||
+        kbv_mkscratch(e.scratch_base, c.scratch, sizeof c.scratch, &err) < 0) {
+        result_free(&r);
+        return AHEAD_EXIT_KBV;
+    }
+    const char *subs[] = {"inputs", "ref", "cand", "std"}; /* as eval_run makes them: the sandbox names them */
+    int ok = 1;
+    for (int i = 0; i < 4 && ok; i++) {
+        char sub[PATH_MAX + 16];
+        snprintf(sub, sizeof sub, "%s/%s", c.scratch, subs[i]);
+        ok = mkdir(sub, 0700) == 0;
+    }
+    /* The candidate's folder as session.c's cache_dir names it: locks left by a kbv killed
+     * mid-build are stale once older than any kbv load may take (its worker is killed then). */
+    char dir[PATH_MAX + 32];
+    snprintf(dir, sizeof dir, "%s/%.16s", cache, r.candidate.sha256);
+    drop_locks(dir, time(NULL) - (time_t)(e.start_timeout_s + 2 * e.timeout_s + e.load_timeout_s) - 60, 0);
+    time_t t0 = time(NULL);
+    kbv_proc p;
+    kbv_reply fail;
+    proc_result pr = PROC_OK;
+    memset(&p, 0, sizeof p), memset(&fail, 0, sizeof fail);
+    int s = ok ? session_load(&c, &p, "candidate", 1, NULL, &pr, &fail, &err) : -1;
+    if (s >= 0) {
+        if (s == 0) proc_finish(&p, 5.0);
+        else proc_kill(&p);
+        proc_free(&p);
+        reply_free(&fail);
+        rc = s == 0 ? AHEAD_EXIT_BUILT : AHEAD_EXIT_FAILED;
+        /* Killed (a timeout, a limit) or dead mid-build: the lock its build took is left, and
+         * no other load of these bytes runs in this run until this one has ended (run_slots). */
+        if (s > 0 && pr != PROC_OK) drop_locks(dir, 0, t0);
+    }
+    free(c.kernels);
+    if (c.env) session_free_env(&c);
+    kbv_rmtree(c.scratch);
+    result_free(&r);
+    return rc;
+}
+
+/* Start the compile-ahead of entry it in a child process: its pid, or -1 (err set). */
+static pid_t ahead_spawn(const run_opts *o, const eval_opts *eo, const run_item *it, const char *cache, kbv_err *err) {
+    fflush(NULL); /* nothing buffered is written twice */
+    pid_t pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* a killed parent takes its children along */
+        if (o->ngpus) setenv("CUDA_VISIBLE_DEVICES", o->gpus[0], 1); /* the architecture torch builds for: the run's GPUs are alike */
+        _exit(ahead_load(eo, it, cache));
+    }
+    if (pid < 0) return kbv_seterr(err, "fork: %s", strerror(errno)), -1;
+    return pid;
+}
+
+/* ---- where the time went ------------------------------------------------------------------- */
+
+typedef struct run_times {
+    double t0;                 /* this invocation's start */
+    double phase[PHASE_COUNT]; /* phases_s summed over the evaluations stored now (a phase that did not run: 0) */
+    double eval_wall;          /* their wall_s, summed */
+    int nevals;                /* evaluations stored now */
+    int ngpus;                 /* GPU locks watched (0: GPU busy time not measured) */
+    double gpu_busy;           /* seconds some evaluation held a GPU's lock, summed over the GPUs */
+    double slot_wait;          /* seconds free slots waited for their next entry's compile-ahead */
+    int ahead_jobs, ahead_started, ahead_built, ahead_failed, ahead_hits;
+    double ahead_s; /* the compile-ahead workers' wall time, summed */
+} run_times;
+
+static void times_add(run_times *t, const double *phase_s, double wall_s) {
+    for (int k = 0; k < PHASE_COUNT; k++)
+        if (phase_s[k] > 0) t->phase[k] += phase_s[k];
+    if (wall_s > 0) t->eval_wall += wall_s;
+    t->nevals++;
+}
+
+/* A stored evaluation's phases_s and wall_s, from its result in the database. */
+static void times_add_stored(kbv_db *db, long long run_id, const char *key, run_times *t) {
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db->h, "SELECT result, wall_s FROM evaluations WHERE run_id = ? AND key = ?", -1, &st, NULL) != SQLITE_OK) return;
+    sqlite3_bind_int64(st, 1, run_id);
+    sqlite3_bind_text(st, 2, key, -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        const char *text = (const char *)sqlite3_column_text(st, 0);
+        json_t *j = text ? json_loads(text, 0, NULL) : NULL;
+        const json_t *ph = json_object_get(j, "phases_s");
+        double p[PHASE_COUNT];
+        for (int k = 0; k < PHASE_COUNT; k++) p[k] = json_is_number(json_object_get(ph, kbv_phase_names[k])) ? json_number_value(json_object_get(ph, kbv_phase_names[k])) : -1;
+        times_add(t, p, sqlite3_column_double(st, 1));
+        json_decref(j);
+    }
+    sqlite3_finalize(st);
+}
+
+/* The GPU locks' files (gpu_lock_path), found once their first evaluation made them, and
+ * whether someone holds each: its flock in /proc/locks (read, never taken: a probe that took
+ * the lock would delay the evaluations). */
+typedef struct gpu_watch {
+    int n;
+    char path[64][PATH_MAX];
+    unsigned long ino[64];
+    unsigned maj[64], min[64];
+    int found[64];
+    double last; /* kbv_now() of the last sample */
+} gpu_watch;
+
+static void gpu_watch_init(gpu_watch *w, const run_opts *o, int nslots) {
+    memset(w, 0, sizeof *w);
+    for (int k = 0; k < nslots && w->n < 64; k++) {
+        char p[PATH_MAX];
+        gpu_lock_path(o, k, p, sizeof p);
+        int dup = !p[0];
+        for (int j = 0; j < w->n && !dup; j++) dup = strcmp(w->path[j], p) == 0;
+        if (!dup) snprintf(w->path[w->n++], PATH_MAX, "%s", p);
+    }
+    w->last = kbv_now();
+}
+
+/* Add the time since the last sample to t->gpu_busy for each GPU whose lock is held now. */
+static void gpu_watch_sample(gpu_watch *w, run_times *t) {
+    double now = kbv_now(), dt = now - w->last;
+    w->last = now;
+    for (int j = 0; j < w->n; j++) {
+        struct stat sb;
+        if (!w->found[j] && stat(w->path[j], &sb) == 0)
+            w->found[j] = 1, w->ino[j] = (unsigned long)sb.st_ino, w->maj[j] = major(sb.st_dev), w->min[j] = minor(sb.st_dev);
+    }
+    FILE *f = fopen("/proc/locks", "re");
+    if (!f) return;
+    int busy[64] = {0};
+    char line[256];
+    while (fgets(line, sizeof line, f)) {
+        char type[16];
+        unsigned maj, min;
+        unsigned long ino;
+        /* "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; "1: -> FLOCK ..." waits for it */
+        if (strstr(line, "->") || sscanf(line, "%*d: %15s %*s %*s %*d %x:%x:%lu", type, &maj, &min, &ino) != 4 || strcmp(type, "FLOCK") != 0) continue;
+        for (int j = 0; j < w->n; j++)
+            if (w->found[j] && w->ino[j] == ino && w->maj[j] == maj && w->min[j] == min) busy[j] = 1;
+    }
+    fclose(f);
+    for (int j = 0; j < w->n; j++)
+        if (busy[j]) t->gpu_busy += dt;
+}
+
+/* The candidate's SHA-256 in an entry's key (run_key: "PSHA:CSHA:..."); "" when unreadable. */
+static void key_candidate(const char *key, char out[65]) {
+    const char *c = strchr(key, ':');
+    out[0] = '\0';
+    if (c && strcspn(c + 1, ":") == 64) memcpy(out, c + 1, 64), out[64] = '\0';
+}
+
 /* Run the pending entries in child processes, nslots at a time, each admitted when its need
- * fits (admit.h) unless --no-admission. */
-static int run_slots(const run_opts *o, kbv_db *db, long long run_id, const int *pending, int npending, char (*keys)[300], const run_item *items,
-                     int total, int done0, int *counts, ref_groups *groups, kbv_err *err, int *kbv_errors) {
+ * fits (admit.h) unless --no-admission; beside them, up to ahead_jobs() compile-ahead workers
+ * for the entries after (one per candidate's bytes), each admitted like an evaluation, and
+ * none while an evaluation waits for admission. An entry whose candidate is being compiled
+ * ahead starts when that ends, so that no two loads of one candidate build at once. */
+static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long long run_id, const int *pending, int npending, char (*keys)[300],
+                     const run_item *items, int total, int done0, int *counts, ref_groups *groups, run_times *tm, kbv_err *err, int *kbv_errors) {
     int nslots = slot_count(o);
     if (nslots > 64) nslots = 64;
-    admit_eval ev[64]; /* per slot: the child running there (pid 0: free) */
-    memset(ev, 0, sizeof ev);
-    int slot_item[64], slot_q[64], next = 0, running = 0, done = done0, stored = 0, rc = 0;
+    int nahead = ahead_jobs(o, nslots);
+    tm->ahead_jobs = nahead;
+    admit_eval ev[64], aev[64]; /* per slot: the child running there (pid 0: free); per compile slot */
+    memset(ev, 0, sizeof ev), memset(aev, 0, sizeof aev);
+    int slot_item[64], slot_q[64], aq[64], next = 0, anext = 0, running = 0, arunning = 0, done = done0, stored = 0, rc = 0;
     int admission = !o->no_admission, blocked = 0, waiting = ADMIT_YES, nwaits = 0;
-    double t0 = kbv_now(), wait_since = 0, waited = 0;
+    double t0 = kbv_now(), wait_since = 0, waited = 0, slot_wait_since = 0, astart[64];
     kbv_admit adm;
     char cache[PATH_MAX];
     memset(&adm, 0, sizeof adm);
-    if (admission && admit_init(&adm, o->eval.scratch_base, groups->dir, compile_cache(o, cache, sizeof cache), npending,
-                                (const char (*)[65])groups->sha, err) < 0)
-        return -1;
+    const char *cache_base = compile_cache(o, cache, sizeof cache);
+    char(*csha)[65] = calloc((size_t)npending + 1, sizeof *csha);
+    int *first = calloc((size_t)npending + 1, sizeof *first); /* per entry: the first pending entry of its candidate's bytes */
+    unsigned char *state = calloc((size_t)npending + 1, 1);   /* per first entry: AHEAD_* */
+    gpu_watch *gw = calloc(1, sizeof *gw);
+    if (!csha || !first || !state || !gw) rc = kbv_seterr(err, "out of memory");
+    for (int q = 0; rc == 0 && q < npending; q++) {
+        key_candidate(keys[pending[q]], csha[q]);
+        first[q] = q;
+        for (int p = 0; p < q && csha[q][0]; p++)
+            if (strcmp(csha[p], csha[q]) == 0) {
+                first[q] = first[p];
+                break;
+            }
+    }
+    if (rc == 0) gpu_watch_init(gw, o, nslots), tm->ngpus = gw->n;
+    if (rc == 0 && admission &&
+        admit_init(&adm, o->eval.scratch_base, groups->dir, cache_base, npending, (const char (*)[65])groups->sha, err) < 0)
+        rc = -1;
+    if (rc == 0 && nahead && !o->quiet) fprintf(stderr, "kbv run: compiling ahead in up to %d worker(s) (--compile-jobs)\n", nahead);
     while ((next < npending || running > 0) && rc == 0) {
         /* Fill the free slots, in the manifest's order: the next entry waits while its need
-         * does not fit (and any running), and the ones after it wait behind it. */
+         * does not fit (and any running) or its candidate is being compiled ahead, and the ones
+         * after it wait behind it. */
         for (int k = 0; k < nslots && next < npending && !blocked; k++) {
             if (ev[k].pid) continue;
+            if (state[first[next]] == AHEAD_RUNNING) {
+                if (!slot_wait_since) slot_wait_since = kbv_now();
+                break;
+            }
             admit_bytes need = {0, 0};
             double wait_s = -1;
             int g = groups->group ? groups->group[next] : 0;
             if (admission) {
                 need = admit_need(&adm, g);
-                admit_bytes avail = admit_available(&adm), left = admit_left(avail, ev, nslots);
-                int why = running ? admit_check(need, left) : ADMIT_YES;
+                admit_bytes avail = admit_available(&adm), left = admit_left(admit_left(avail, ev, nslots), aev, nahead);
+                int why = running || arunning ? admit_check(need, left) : ADMIT_YES;
                 if (why != ADMIT_YES) {
                     if (!wait_since) wait_since = kbv_now();
                     if (why != waiting && !o->quiet) {
@@ -566,7 +801,8 @@ static int run_slots(const run_opts *o, kbv_db *db, long long run_id, const int 
                         admit_format(f, fb, sizeof fb);
                         admit_format(f - (scratch ? left.scratch : left.memory), rb, sizeof rb);
                         fprintf(stderr, "kbv run: waiting for %s to start %s (line %d): need %s, %s free, %s of it reserved by %d running\n",
-                                scratch ? "scratch" : "memory", items[pending[next]].candidate, items[pending[next]].line, nb, fb, rb, running);
+                                scratch ? "scratch" : "memory", items[pending[next]].candidate, items[pending[next]].line, nb, fb, rb,
+                                running + arunning);
                     }
                     waiting = why;
                     break;
@@ -577,7 +813,7 @@ static int run_slots(const run_opts *o, kbv_db *db, long long run_id, const int 
             }
             pid_t p = spawn_child(o, pending[next], run_id, k, wait_s, err);
             if (p < 0) {
-                if (running == 0) { /* nothing will end and free what it lacks */
+                if (running == 0 && arunning == 0) { /* nothing will end and free what it lacks */
                     rc = -1;
                     break;
                 }
@@ -587,17 +823,47 @@ static int run_slots(const run_opts *o, kbv_db *db, long long run_id, const int 
                 blocked = 1;
                 break;
             }
+            if (slot_wait_since) tm->slot_wait += kbv_now() - slot_wait_since, slot_wait_since = 0;
+            if (state[first[next]] == AHEAD_BUILT) tm->ahead_hits++;
             memset(&ev[k], 0, sizeof ev[k]);
             ev[k].pid = p, ev[k].problem = g, ev[k].reserved = need;
             slot_q[k] = next, slot_item[k] = pending[next++], running++;
         }
-        if (rc < 0 || running == 0) break;
+        /* Then the compile-aheads, for the entries after those started: not while an
+         * evaluation waits for admission (it comes first), and each only when it fits. */
+        if (anext < next) anext = next;
+        while (rc == 0 && nahead && waiting == ADMIT_YES && !blocked && anext < npending) {
+            int q = anext, k = 0;
+            if (first[q] != q || !csha[q][0]) { /* an earlier entry's load builds it; an unreadable file builds nothing */
+                anext++;
+                continue;
+            }
+            while (k < nahead && aev[k].pid) k++;
+            if (k == nahead) break;
+            admit_bytes need = {0, 0};
+            if (admission) {
+                need = admit_ahead_need(&adm);
+                admit_bytes left = admit_left(admit_left(admit_available(&adm), ev, nslots), aev, nahead);
+                if (admit_check(need, left) != ADMIT_YES) break;
+            }
+            pid_t p = ahead_spawn(o, eo, &items[pending[q]], cache_base, err);
+            if (p < 0) { /* compiling ahead is only a head start: the evaluation compiles itself */
+                err->msg[0] = '\0';
+                break;
+            }
+            memset(&aev[k], 0, sizeof aev[k]);
+            aev[k].pid = p, aev[k].problem = groups->group ? groups->group[q] : 0, aev[k].reserved = need;
+            aq[k] = q, astart[k] = kbv_now(), state[q] = AHEAD_RUNNING;
+            arunning++, anext++, tm->ahead_started++;
+        }
+        if (rc < 0 || (running == 0 && arunning == 0)) break;
         int st = 0;
         struct rusage ru;
         memset(&ru, 0, sizeof ru);
-        pid_t p = wait4(-1, &st, admission ? WNOHANG : 0, &ru);
+        pid_t p = wait4(-1, &st, WNOHANG, &ru);
         if (p == 0) { /* none ended: measure the running ones, then look again */
-            admit_sample(&adm, ev, nslots);
+            if (admission) admit_sample(&adm, ev, nslots), admit_sample(&adm, aev, nahead);
+            gpu_watch_sample(gw, tm);
             struct timespec ts = {0, (long)(ADMIT_TICK_S * 1e9)};
             nanosleep(&ts, NULL);
             continue;
@@ -606,6 +872,16 @@ static int run_slots(const run_opts *o, kbv_db *db, long long run_id, const int 
             if (errno == EINTR) continue;
             rc = kbv_seterr(err, "wait4: %s", strerror(errno));
             break;
+        }
+        gpu_watch_sample(gw, tm);
+        for (int k = 0; k < nahead; k++) {
+            if (aev[k].pid != p) continue;
+            int built = WIFEXITED(st) && WEXITSTATUS(st) == AHEAD_EXIT_BUILT;
+            state[aq[k]] = built ? AHEAD_BUILT : AHEAD_FAILED;
+            tm->ahead_built += built, tm->ahead_failed += !built;
+            tm->ahead_s += kbv_now() - astart[k];
+            if (admission) admit_ahead_record(&adm, &aev[k], (long long)ru.ru_maxrss * 1024);
+            aev[k].pid = 0, arunning--;
         }
         for (int k = 0; k < nslots; k++) {
             if (ev[k].pid != p) continue;
@@ -626,6 +902,7 @@ static int run_slots(const run_opts *o, kbv_db *db, long long run_id, const int 
                             items[i].candidate, items[i].line, how);
             } else {
                 done++, stored++;
+                times_add_stored(db, run_id, keys[i], tm);
                 for (int v = 0; v < KBV_STATUS_COUNT; v++)
                     if (strcmp(status, kbv_status_name((kbv_status)v)) == 0) counts[v]++;
                 snprintf(what, sizeof what, "%s %s: %s%s%s", items[i].model, items[i].candidate, status, o->ngpus ? " on GPU " : "",
@@ -638,9 +915,56 @@ static int run_slots(const run_opts *o, kbv_db *db, long long run_id, const int 
     }
     for (int k = 0; k < nslots; k++) /* on an error: stop the others */
         if (ev[k].pid) kill(ev[k].pid, SIGKILL), waitpid(ev[k].pid, NULL, 0);
+    for (int k = 0; k < nahead; k++)
+        if (aev[k].pid) kill(aev[k].pid, SIGKILL), waitpid(aev[k].pid, NULL, 0);
     if (admission && nwaits && !o->quiet) fprintf(stderr, "kbv run: %d evaluation(s) waited for scratch or memory, %.0f s in all\n", nwaits, waited);
     admit_free(&adm);
+    free(csha), free(first), free(state), free(gw);
     return rc;
+}
+
+/* Where this invocation's time went (docs/results.md, "Where a run's time went"): a few lines
+ * on stderr (unless quiet) and one JSON line appended to DB.throughput.jsonl, next to the
+ * database (its schema has no place for it). */
+static void times_report(const run_opts *o, const run_times *t, long long run_id, const char *uuid) {
+    double wall = kbv_now() - t->t0, per_h = wall > 0 ? t->nevals / wall * 3600 : 0;
+    double share = t->ngpus && wall > 0 ? t->gpu_busy / (wall * t->ngpus) : -1;
+    json_t *ph = json_object(), *j = json_pack("{s:I, s:s, s:f, s:i, s:f, s:f, s:i}", "run", (json_int_t)run_id, "uuid", uuid, "wall_s", wall,
+                                               "evaluations", t->nevals, "per_hour", per_h, "evaluations_wall_s", t->eval_wall, "gpus", t->ngpus);
+    for (int k = 0; ph && k < PHASE_COUNT; k++) json_object_set_new(ph, kbv_phase_names[k], json_real(t->phase[k]));
+    if (j) {
+        json_object_set_new(j, "phases_s", ph ? ph : json_null());
+        json_object_set_new(j, "gpu_busy_s", t->ngpus ? json_real(t->gpu_busy) : json_null());
+        json_object_set_new(j, "gpu_busy_share", share >= 0 ? json_real(share) : json_null());
+        json_object_set_new(j, "compile_ahead", json_pack("{s:i, s:i, s:i, s:i, s:i, s:f, s:f}", "jobs", t->ahead_jobs, "started", t->ahead_started,
+                                                          "built", t->ahead_built, "failed", t->ahead_failed, "hits", t->ahead_hits, "seconds",
+                                                          t->ahead_s, "slot_wait_s", t->slot_wait));
+    } else {
+        json_decref(ph);
+    }
+    char path[PATH_MAX];
+    char *line = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    json_decref(j);
+    if (line && snprintf(path, sizeof path, "%s.throughput.jsonl", o->db ? o->db : "kbv.db") < (int)sizeof path) {
+        FILE *f = fopen(path, "ae");
+        if (f) fprintf(f, "%s\n", line), fclose(f);
+    }
+    free(line);
+    if (o->quiet) return;
+    fprintf(stderr, "kbv run: time: %.0f s wall, %d evaluation(s) stored (%.0f/h); inside them, summed:", wall, t->nevals, per_h);
+    for (int k = 0; k < PHASE_COUNT; k++)
+        if (t->phase[k] > 0) fprintf(stderr, " %s %.0f s", kbv_phase_names[k], t->phase[k]);
+    fputc('\n', stderr);
+    if (t->ngpus)
+        fprintf(stderr, "kbv run: GPU busy (an evaluation held its lock) %.0f s of %.0f s: %.0f%% on %d GPU(s)\n", t->gpu_busy, wall * t->ngpus,
+                100 * share, t->ngpus);
+    else fprintf(stderr, "kbv run: GPU busy: not measured (%s)\n", on_gpu(o) ? "--jobs 1: no GPU lock" : "on the CPU");
+    if (t->ahead_jobs)
+        fprintf(stderr,
+                "kbv run: compiled ahead in %d worker(s): %d started, %d built, %d failed, %.0f s in all; %d evaluation(s) found theirs built; "
+                "slots waited %.0f s for compiles\n",
+                t->ahead_jobs, t->ahead_started, t->ahead_built, t->ahead_failed, t->ahead_s, t->ahead_hits, t->slot_wait);
+    else fprintf(stderr, "kbv run: compiled ahead: none (--compile-jobs)\n");
 }
 
 int run_main(const run_opts *opts, kbv_err *err) {
@@ -648,6 +972,7 @@ int run_main(const run_opts *opts, kbv_err *err) {
      * up to 8 or half the CPU cores; on the CPU one at a time, since CPU timing has no lock. */
     run_opts ro = *opts;
     const run_opts *o = &ro;
+    run_times tm = {.t0 = kbv_now()};
     if (ro.jobs <= 0 && ro.child_entry < 0 && on_gpu(o)) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         ro.jobs = cores >= 16 ? 8 : cores >= 4 ? (int)(cores / 2) : 1;
@@ -757,11 +1082,11 @@ int run_main(const run_opts *opts, kbv_err *err) {
     }
     ref_groups groups = {.dir = ""};
     if (rc == 0 && ref_groups_init(&groups, ref_cache, items, pending, np) < 0) rc = kbv_seterr(err, "out of memory");
-    if (rc == 0 && (o->ngpus > 0 || o->jobs > 1)) {
+    if (rc == 0 && (o->ngpus > 0 || o->jobs > 1 || ahead_jobs(o, slot_count(o)) > 0)) {
         if (!o->quiet)
             fprintf(stderr, "kbv run: %d to evaluate in %d slot(s)%s\n", np, slot_count(o),
                     o->ngpus ? (o->jobs > 1 ? " (--jobs per GPU)" : " (one per GPU)") : "");
-        rc = run_slots(o, &db, run_id, pending, np, keys, items, total, done, counts, &groups, err, &kbv_errors);
+        rc = run_slots(o, &eo, &db, run_id, pending, np, keys, items, total, done, counts, &groups, &tm, err, &kbv_errors);
         stored = rc == 0 ? np - kbv_errors : 0;
     } else {
         double t0 = kbv_now();
@@ -781,6 +1106,7 @@ int run_main(const run_opts *opts, kbv_err *err) {
             } else {
                 done++, stored++;
                 counts[r.status]++;
+                times_add(&tm, r.phase_s, r.wall_s);
                 char what[600];
                 snprintf(what, sizeof what, "%s %s/%s: %s", items[i].model, r.problem.name, r.candidate.name, kbv_status_name(r.status));
                 progress(o, done, total, stored, t0, what);
@@ -794,6 +1120,7 @@ int run_main(const run_opts *opts, kbv_err *err) {
             if (counts[k]) fprintf(stderr, " %s %d", kbv_status_name((kbv_status)k), counts[k]);
         fprintf(stderr, "\nkbv run: results in %s (kbv report --db %s)\n", o->db ? o->db : "kbv.db", o->db ? o->db : "kbv.db");
     }
+    if (rc == 0) times_report(o, &tm, run_id, uuid);
     if (rc == 0 && kbv_errors > 0)
         rc = kbv_seterr(err, "%d evaluation(s) failed on kbv's own side (their errors above) and were not stored: kbv run --resume runs them again",
                         kbv_errors);

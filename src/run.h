@@ -47,6 +47,11 @@ typedef struct run_opts {
      * starts only when its scratch and memory fit (admit.h) unless no_admission. */
     const char *gpus[64];
     int ngpus, jobs;
+    /* --compile-jobs: candidates' workers that only load the next entries' candidates, ahead
+     * of their evaluations, so that the compile (load_inline) runs on the CPU while earlier
+     * evaluations use the GPU and the evaluation finds its build done in the compile cache
+     * (docs/results.md, "Compiling ahead"). 0: none (the default). */
+    int compile_jobs;
     int argc; /* the command line, to start the children with */
     char **argv;
     int child_entry; /* >= 0: this process is a child running one entry of run child_run */

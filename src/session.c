@@ -9,12 +9,14 @@
 #include "evalctx.h"
 
 #include <errno.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/random.h>
 #include <sys/statvfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "proto.h"
@@ -40,8 +42,9 @@ static int build_env(eval_ctx *c, const char *home, const char *cache, kbv_err *
         if (v && asprintf(&c->env[c->nenv], "%s=%s", pass[i], v) >= 0) c->nenv++;
     }
     if (!getenv("PATH") && asprintf(&c->env[c->nenv], "PATH=/usr/local/bin:/usr/bin:/bin") >= 0) c->nenv++;
-    const char *fixed[][2] = {
-        {"TORCH_EXTENSIONS_DIR", cache}, {"HOME", home}, {"TMPDIR", home}, {"PYTHONHASHSEED", "0"}, {"PYTHONDONTWRITEBYTECODE", "1"}};
+    const char *fixed[][2] = {{"TORCH_EXTENSIONS_DIR", cache}, {"HOME", home},
+                              {"TMPDIR", home},                {"PYTHONHASHSEED", "0"},
+                              {"PYTHONDONTWRITEBYTECODE", "1"}, {"KBV_BUILD", c->o->build_fast ? "fast" : "stock"}};
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) {
         if (asprintf(&c->env[c->nenv], "%s=%s", fixed[i][0], fixed[i][1]) < 0) return kbv_seterr(err, "out of memory");
         c->nenv++;
@@ -62,14 +65,21 @@ static void make_dirs(char *path) {
     mkdir(path, 0755);
 }
 
+/* The compile cache's base: --cache-dir, else beneath XDG_CACHE_HOME or HOME; else (scratch
+ * given) the evaluation's own scratch, 0 returned; 1 for a base shared by evaluations. */
+static int cache_base(const eval_opts *o, const char *scratch, char *out, size_t n) {
+    if (o->cache_dir) snprintf(out, n, "%s", o->cache_dir);
+    else if (getenv("XDG_CACHE_HOME")) snprintf(out, n, "%s/kbv/torch_extensions", getenv("XDG_CACHE_HOME"));
+    else if (getenv("HOME")) snprintf(out, n, "%s/.cache/kbv/torch_extensions", getenv("HOME"));
+    else return snprintf(out, n, "%s/torch_extensions", scratch ? scratch : "/nonexistent"), 0;
+    return 1;
+}
+
 /* The compile cache of a role: one folder per candidate (by its bytes), so that no candidate
  * can write what another loads. */
 static void cache_dir(const eval_ctx *c, const char *role, char *out, size_t n) {
     char base[PATH_MAX];
-    if (c->o->cache_dir) snprintf(base, sizeof base, "%s", c->o->cache_dir);
-    else if (getenv("XDG_CACHE_HOME")) snprintf(base, sizeof base, "%s/kbv/torch_extensions", getenv("XDG_CACHE_HOME"));
-    else if (getenv("HOME")) snprintf(base, sizeof base, "%s/.cache/kbv/torch_extensions", getenv("HOME"));
-    else snprintf(base, sizeof base, "%s/torch_extensions", c->scratch);
+    cache_base(c->o, c->scratch, base, sizeof base);
     const char *sha = c->r->candidate.sha256;
     if (strcmp(role, "reference") == 0 || !sha[0]) snprintf(out, n, "%s/reference", base);
     else snprintf(out, n, "%s/%.16s", base, sha);
@@ -88,6 +98,11 @@ static int worker_sandbox(eval_ctx *c, const char *role, const char *home, const
     int cand = strcmp(role, "reference") != 0;
     sp.writable[sp.nwritable++] = cand ? home : c->scratch; /* the reference also writes the shared inputs (weights) */
     sp.writable[sp.nwritable++] = cache;
+    /* kbv's precompiled headers (docs/build.md), beside the candidates' folders: read only */
+    char pch[PATH_MAX + 8];
+    snprintf(pch, sizeof pch, "%s", cache);
+    char *cut = strrchr(pch, '/');
+    if (c->o->build_fast && cand && cut && (strcpy(cut, "/pch"), access(pch, R_OK) == 0)) sp.readable[sp.nreadable++] = pch;
     if (c->r->problem.path[0]) sp.readable[sp.nreadable++] = c->r->problem.path;
     if (cand) {
         if (c->r->candidate.path[0]) {
@@ -637,4 +652,23 @@ void session_finish_candidate(eval_ctx *c, kbv_proc *cand, int failed) {
         result_add_error(r, "last lines of the candidate's stderr:\n%s", tail_lines(r->candidate_stderr, 30));
     if (cand->out.total > cand->out.head.len + cand->out.tail_len)
         result_add_finding(r, FIND_OUTPUT_TRUNCATED, NULL, "the candidate wrote %zu bytes on stdout; kept the first and last", cand->out.total);
+}
+
+int session_prepare_pch(const eval_opts *o, kbv_err *err) {
+    char base[PATH_MAX], root[PATH_MAX + 8];
+    if (!cache_base(o, NULL, base, sizeof base))
+        return kbv_seterr(err, "the compile cache is per evaluation (no --cache-dir, HOME or XDG_CACHE_HOME): no shared precompiled header");
+    snprintf(root, sizeof root, "%s/pch", base);
+    make_dirs(root);
+    /* kbv's own step, before any candidate: the worker run with no sandbox and no candidate,
+     * its output on kbv's stderr (building takes minutes the first time) */
+    char *argv[] = {(char *)o->worker, "--build-pch", root, NULL};
+    pid_t pid;
+    int rc = posix_spawn(&pid, o->worker, NULL, NULL, argv, environ);
+    if (rc != 0) return kbv_seterr(err, "%s --build-pch: %s", o->worker, strerror(rc));
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) return kbv_seterr(err, "waitpid: %s", strerror(errno));
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) return kbv_seterr(err, "%s --build-pch %s failed (its output above)", o->worker, root);
+    return 0;
 }

@@ -5,6 +5,8 @@
  * problem's namespace; it must define a callable ModelNew, the class build and standard
  * construct. It takes any file, whatever its name, as kbv always has: so it comes last in
  * loader.c's table. Checking what the class does is left to the commands and the guard.
+ * With KBV_BUILD=fast, torch's extension build is routed through loader_py_fastbuild.c first, so that
+ * the candidate's load_inline finds it (docs/build.md); the stock build otherwise.
  */
 #include "loader.h"
 
@@ -12,6 +14,7 @@
 
 #include "../proto.h"
 #include "fail.h"
+#include "loader_py_fastbuild.h"
 
 #define PY_CLASS "ModelNew"
 
@@ -21,6 +24,7 @@ static int py_accepts(const char *path) {
 }
 
 static json_t *py_load(worker *w, const char *path) {
+    fastbuild_install();
     PyObject *mod = py_load_file("kbv_candidate", path, w->problem);
     if (!mod) return fail_python("load", "loading the candidate");
     if (!py_has_callable(mod, PY_CLASS)) {

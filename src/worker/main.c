@@ -30,6 +30,7 @@
 #include "guard.h"
 #include "inputs.h"
 #include "inspect.h"
+#include "loader_py_fastbuild.h"
 #include "model.h"
 #include "paper.h"
 #include "standard.h"
@@ -130,11 +131,14 @@ static void usage(FILE *f) {
             "usage: kbv-worker --device cpu|cuda [--role NAME] [--private]\n"
             "       kbv-worker --list-commands\n"
             "       kbv-worker --python-paths\n"
+            "       kbv-worker --build-pch ROOT\n"
             "  Started by kbv, not by hand: reads JSON commands on fd %d, replies on fd %d.\n"
             "  --role is shown in ps; --private makes the process non-dumpable (no /proc/PID/mem, no ptrace).\n"
             "  --list-commands prints the commands it obeys, one a line: OP FIELD FIELD...\n"
             "  --python-paths prints the folders its Python reads (prefixes, sys.path, its libraries), one a line:\n"
             "    kbv lets the worker read beneath them (docs/security.md).\n"
+            "  --build-pch builds kbv's precompiled torch headers under ROOT (run by kbv, never with a\n"
+            "    candidate; flag sets from KBV_PCH_CFLAGS; docs/build.md).\n"
             "  See docs/protocol.md.\n",
             PROTO_CMD_FD, PROTO_REPLY_FD);
 }
@@ -153,6 +157,12 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--python-paths") == 0) {
             kbv_err err = {{0}};
             if (py_print_paths(stdout, &err) == 0) _exit(0); /* no interpreter teardown, as on quit */
+            fprintf(stderr, "kbv-worker: %s\n", err.msg);
+            return 70;
+        }
+        else if (strcmp(argv[i], "--build-pch") == 0 && i + 1 < argc) {
+            kbv_err err = {{0}};
+            if (py_start(&err) == 0 && fastbuild_make_pch(argv[i + 1], getenv("KBV_PCH_CFLAGS"), &err) == 0) _exit(0);
             fprintf(stderr, "kbv-worker: %s\n", err.msg);
             return 70;
         }
