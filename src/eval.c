@@ -307,14 +307,9 @@ int eval_run(const eval_opts *o, kbv_result *r, kbv_err *err) {
         goto out;
     }
     if (kbv_mkscratch(o->scratch_base, c.scratch, sizeof c.scratch, err) < 0) return -1;
-    char sub[PATH_MAX + 16];
-    const char *subs[] = {"inputs", "ref", "cand", "std"};
-    for (int i = 0; i < 4; i++) {
-        snprintf(sub, sizeof sub, "%s/%s", c.scratch, subs[i]);
-        if (mkdir(sub, 0700) < 0) {
-            rc = kbv_seterr(err, "%s: %s", sub, strerror(errno));
-            goto out;
-        }
+    if (session_scratch_folders(c.scratch, err) < 0) {
+        rc = -1;
+        goto out;
     }
     /* Resolve the device: "auto" is cuda where an NVIDIA driver is present. A worker that
      * then finds no usable GPU fails to start, and kbv says so (exit status 4). */

@@ -210,6 +210,13 @@ kbv_failure session_problem_failure(eval_ctx *c, kbv_proc *p, const char *what, 
 kbv_failure session_candidate_failure(eval_ctx *c, kbv_proc *p, const char *what, proc_result pr, const kbv_reply *rep, kbv_err *err);
 const char *session_reply_msg(const kbv_reply *rep);
 void session_free_env(eval_ctx *c);
+/* The compile cache's base: --cache-dir, else beneath XDG_CACHE_HOME or HOME (1: shared by
+ * evaluations); else beneath the evaluation's scratch (0; scratch NULL: a path that is none). */
+int session_cache_base(const eval_opts *o, const char *scratch, char *out, size_t n);
+/* A candidate's folder beneath the compile cache's base: one per candidate's bytes (sha). */
+void session_cache_folder(const char *base, const char *sha, char *out, size_t n);
+/* An evaluation's scratch folders, as the sandbox names them: inputs, ref, cand, std. */
+int session_scratch_folders(const char *scratch, kbv_err *err);
 
 /* ---- the cases (cases.c) -------------------------------------------------------------------- */
 

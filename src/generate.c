@@ -31,6 +31,7 @@
 #include "db.h"
 #include "eval.h"
 #include "llm.h"
+#include "run.h"
 #include "util.h"
 
 #define GEN_TEXT_MAX    (1 << 20)   /* bytes of a response's text stored (and extracted from) */
@@ -1099,7 +1100,7 @@ static int prepare(const gen_opts *o, gen_state *s, kbv_db *db) {
     char suite[64];
     const char *manifest = o->manifest;
     if (!manifest && !o->kernelbench) { /* kbv run's rule for the built-in suite */
-        snprintf(suite, sizeof suite, "problems/default-%s.jsonl", eval_device(o->device ? o->device : "auto"));
+        run_default_suite(o->device, suite, sizeof suite);
         if (access(suite, R_OK) < 0) {
             say("kbv generate: the built-in suite %s is not here: run kbv from the repository root, or give --manifest FILE or --kernelbench DIR",
                 suite);

@@ -451,7 +451,7 @@ static int cmd_eval(int argc, char **argv, int mode) {
     if (mode == 2) {
         char dflt[64];
         if (!manifest && !kb && !runs && !nfiles) { /* the built-in suite for this device */
-            snprintf(dflt, sizeof dflt, "problems/default-%s.jsonl", eval_device(o.device));
+            run_default_suite(o.device, dflt, sizeof dflt);
             if (access(dflt, R_OK) < 0) {
                 say("kbv run: the built-in suite %s is not here: run kbv from the repository root, or give "
                     "--manifest FILE\n",

@@ -293,6 +293,10 @@ int manifest_parse(const char *data, size_t len, const char *path, const char *d
     return rc;
 }
 
+void run_default_suite(const char *device, char *out, size_t n) {
+    snprintf(out, n, "problems/default-%s.jsonl", eval_device(device ? device : "auto"));
+}
+
 int manifest_load(const char *path, run_item **items, int *n, kbv_err *err) {
     *items = NULL, *n = 0;
     char *text = NULL;
@@ -518,10 +522,7 @@ static int slot_count(const run_opts *o) { return (o->ngpus ? o->ngpus : 1) * o-
 /* The compile cache's folder as session.c picks it (for admission: is it on the scratch's
  * file system?); the scratch base where it lies in each evaluation's scratch. */
 static const char *compile_cache(const run_opts *o, char *buf, size_t n) {
-    if (o->eval.cache_dir) return o->eval.cache_dir;
-    if (getenv("XDG_CACHE_HOME")) return snprintf(buf, n, "%s/kbv/torch_extensions", getenv("XDG_CACHE_HOME")), buf;
-    if (getenv("HOME")) return snprintf(buf, n, "%s/.cache/kbv/torch_extensions", getenv("HOME")), buf;
-    return kbv_scratch_base(o->eval.scratch_base);
+    return session_cache_base(&o->eval, NULL, buf, n) ? buf : kbv_scratch_base(o->eval.scratch_base);
 }
 
 /* Whether a stored status means the evaluation ran all of its cases (its use is the problem's). */
@@ -543,15 +544,13 @@ enum { AHEAD_NONE, AHEAD_RUNNING, AHEAD_BUILT, AHEAD_FAILED };
 /* A compile-ahead child's exit status: loaded, the load failed (the evaluation says why), kbv. */
 enum { AHEAD_EXIT_BUILT = 0, AHEAD_EXIT_FAILED = 1, AHEAD_EXIT_KBV = 2 };
 
-/* The compile cache's base is shared by the run's evaluations (not each one's scratch). */
-static int cache_shared(const run_opts *o) { return o->eval.cache_dir || getenv("XDG_CACHE_HOME") || getenv("HOME"); }
-
-/* How many compile-ahead workers at a time (run.h, compile_jobs). */
-static int ahead_jobs(const run_opts *o, int nslots) {
-    (void)nslots;
-    /* Off unless asked for: what it gains is measured only where torch keeps a build across
-     * processes (torch 2: docs/results.md, "Compiling ahead"), not yet on a GPU. */
-    if (o->compile_jobs <= 0 || !cache_shared(o)) return 0;
+/* How many compile-ahead workers at a time (run.h, compile_jobs): none unless asked for (what
+ * it gains is measured only where torch keeps a build across processes: torch 2, docs/results.md,
+ * "Compiling ahead"; not yet on a GPU), and none where the compile cache is each evaluation's
+ * own scratch. */
+static int ahead_jobs(const run_opts *o) {
+    char base[PATH_MAX];
+    if (o->compile_jobs <= 0 || !session_cache_base(&o->eval, NULL, base, sizeof base)) return 0;
     return o->compile_jobs > 64 ? 64 : o->compile_jobs;
 }
 
@@ -590,17 +589,11 @@ static int ahead_load(const eval_opts *eo, const run_item *it, const char *cache
         result_free(&r);
         return AHEAD_EXIT_KBV;
     }
-    const char *subs[] = {"inputs", "ref", "cand", "std"}; /* as eval_run makes them: the sandbox names them */
-    int ok = 1;
-    for (int i = 0; i < 4 && ok; i++) {
-        char sub[PATH_MAX + 16];
-        snprintf(sub, sizeof sub, "%s/%s", c.scratch, subs[i]);
-        ok = mkdir(sub, 0700) == 0;
-    }
-    /* The candidate's folder as session.c's cache_dir names it: locks left by a kbv killed
-     * mid-build are stale once older than any kbv load may take (its worker is killed then). */
+    int ok = session_scratch_folders(c.scratch, &err) == 0;
+    /* The candidate's folder in the compile cache: locks left by a kbv killed mid-build are
+     * stale once older than any kbv load may take (its worker is killed then). */
     char dir[PATH_MAX + 32];
-    snprintf(dir, sizeof dir, "%s/%.16s", cache, r.candidate.sha256);
+    session_cache_folder(cache, r.candidate.sha256, dir, sizeof dir);
     drop_locks(dir, time(NULL) - (time_t)(e.start_timeout_s + 2 * e.timeout_s + e.load_timeout_s) - 60, 0);
     time_t t0 = time(NULL);
     kbv_proc p;
@@ -744,7 +737,7 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
                      const run_item *items, int total, int done0, int *counts, ref_groups *groups, run_times *tm, kbv_err *err, int *kbv_errors) {
     int nslots = slot_count(o);
     if (nslots > 64) nslots = 64;
-    int nahead = ahead_jobs(o, nslots);
+    int nahead = ahead_jobs(o);
     tm->ahead_jobs = nahead;
     admit_eval ev[64], aev[64]; /* per slot: the child running there (pid 0: free); per compile slot */
     memset(ev, 0, sizeof ev), memset(aev, 0, sizeof aev);
@@ -1082,7 +1075,7 @@ int run_main(const run_opts *opts, kbv_err *err) {
     }
     ref_groups groups = {.dir = ""};
     if (rc == 0 && ref_groups_init(&groups, ref_cache, items, pending, np) < 0) rc = kbv_seterr(err, "out of memory");
-    if (rc == 0 && (o->ngpus > 0 || o->jobs > 1 || ahead_jobs(o, slot_count(o)) > 0)) {
+    if (rc == 0 && (o->ngpus > 0 || o->jobs > 1 || ahead_jobs(o) > 0)) {
         if (!o->quiet)
             fprintf(stderr, "kbv run: %d to evaluate in %d slot(s)%s\n", np, slot_count(o),
                     o->ngpus ? (o->jobs > 1 ? " (--jobs per GPU)" : " (one per GPU)") : "");

@@ -22,6 +22,9 @@ typedef struct run_item {
 
 /* Read a manifest. Errors name the file and line. */
 int manifest_load(const char *path, run_item **items, int *n, kbv_err *err);
+/* The built-in suite for a device ("cpu", "cuda", "auto" or NULL: auto), relative to the
+ * repository root: problems/default-cpu.jsonl or problems/default-cuda.jsonl. */
+void run_default_suite(const char *device, char *out, size_t n);
 /* The same from len bytes in memory (not modified, need not end in NUL): path names the
  * manifest in messages and picks the format by its extension (.jsonl/.json/.ndjson JSON
  * Lines, .tsv TSV, anything else CSV unless the first entry starts with '{'); relative

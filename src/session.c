@@ -65,9 +65,7 @@ static void make_dirs(char *path) {
     mkdir(path, 0755);
 }
 
-/* The compile cache's base: --cache-dir, else beneath XDG_CACHE_HOME or HOME; else (scratch
- * given) the evaluation's own scratch, 0 returned; 1 for a base shared by evaluations. */
-static int cache_base(const eval_opts *o, const char *scratch, char *out, size_t n) {
+int session_cache_base(const eval_opts *o, const char *scratch, char *out, size_t n) {
     if (o->cache_dir) snprintf(out, n, "%s", o->cache_dir);
     else if (getenv("XDG_CACHE_HOME")) snprintf(out, n, "%s/kbv/torch_extensions", getenv("XDG_CACHE_HOME"));
     else if (getenv("HOME")) snprintf(out, n, "%s/.cache/kbv/torch_extensions", getenv("HOME"));
@@ -77,12 +75,14 @@ static int cache_base(const eval_opts *o, const char *scratch, char *out, size_t
 
 /* The compile cache of a role: one folder per candidate (by its bytes), so that no candidate
  * can write what another loads. */
+void session_cache_folder(const char *base, const char *sha, char *out, size_t n) { snprintf(out, n, "%s/%.16s", base, sha); }
+
 static void cache_dir(const eval_ctx *c, const char *role, char *out, size_t n) {
     char base[PATH_MAX];
-    cache_base(c->o, c->scratch, base, sizeof base);
+    session_cache_base(c->o, c->scratch, base, sizeof base);
     const char *sha = c->r->candidate.sha256;
     if (strcmp(role, "reference") == 0 || !sha[0]) snprintf(out, n, "%s/reference", base);
-    else snprintf(out, n, "%s/%.16s", base, sha);
+    else session_cache_folder(base, sha, out, n);
     make_dirs(out);
 }
 
@@ -100,9 +100,10 @@ static int worker_sandbox(eval_ctx *c, const char *role, const char *home, const
     sp.writable[sp.nwritable++] = cache;
     /* kbv's precompiled headers (docs/build.md), beside the candidates' folders: read only */
     char pch[PATH_MAX + 8];
-    snprintf(pch, sizeof pch, "%s", cache);
-    char *cut = strrchr(pch, '/');
-    if (c->o->build_fast && cand && cut && (strcpy(cut, "/pch"), access(pch, R_OK) == 0)) sp.readable[sp.nreadable++] = pch;
+    if (c->o->build_fast && cand && session_cache_base(c->o, c->scratch, pch, PATH_MAX)) {
+        strcat(pch, "/pch");
+        if (access(pch, R_OK) == 0) sp.readable[sp.nreadable++] = pch;
+    }
     if (c->r->problem.path[0]) sp.readable[sp.nreadable++] = c->r->problem.path;
     if (cand) {
         if (c->r->candidate.path[0]) {
@@ -656,7 +657,7 @@ void session_finish_candidate(eval_ctx *c, kbv_proc *cand, int failed) {
 
 int session_prepare_pch(const eval_opts *o, kbv_err *err) {
     char base[PATH_MAX], root[PATH_MAX + 8];
-    if (!cache_base(o, NULL, base, sizeof base))
+    if (!session_cache_base(o, NULL, base, sizeof base))
         return kbv_seterr(err, "the compile cache is per evaluation (no --cache-dir, HOME or XDG_CACHE_HOME): no shared precompiled header");
     snprintf(root, sizeof root, "%s/pch", base);
     make_dirs(root);
@@ -670,5 +671,15 @@ int session_prepare_pch(const eval_opts *o, kbv_err *err) {
     while (waitpid(pid, &st, 0) < 0)
         if (errno != EINTR) return kbv_seterr(err, "waitpid: %s", strerror(errno));
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) return kbv_seterr(err, "%s --build-pch %s failed (its output above)", o->worker, root);
+    return 0;
+}
+
+int session_scratch_folders(const char *scratch, kbv_err *err) {
+    static const char *const subs[] = {"inputs", "ref", "cand", "std"};
+    for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
+        char sub[PATH_MAX + 16];
+        snprintf(sub, sizeof sub, "%s/%s", scratch, subs[i]);
+        if (mkdir(sub, 0700) < 0) return kbv_seterr(err, "%s: %s", sub, strerror(errno));
+    }
     return 0;
 }
