@@ -557,16 +557,25 @@ static int ahead_jobs(const run_opts *o) {
 /* A torch build folder's lock (torch.utils.file_baton: created with O_EXCL, removed when the
  * build ends; a holder killed mid-build leaves it, and every later load of the extension
  * then waits for it forever). Beneath the candidate's cache folder dir, remove the locks
- * modified before `before` or at or after `since` (0: no bound). */
+ * modified before `before` or at or after `since` (0: no bound). The folder is the
+ * candidate's to write: nothing in it is followed (a build folder that is a link to elsewhere
+ * is skipped), so kbv removes only regular files named lock that lie in it. */
 static void drop_locks(const char *dir, time_t before, time_t since) {
-    DIR *d = opendir(dir);
-    if (!d) return;
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+        if (dfd >= 0) close(dfd);
+        return;
+    }
     for (struct dirent *e; (e = readdir(d));) {
         if (e->d_name[0] == '.') continue;
-        char lock[PATH_MAX];
+        int bfd = openat(dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         struct stat sb;
-        if (snprintf(lock, sizeof lock, "%s/%s/lock", dir, e->d_name) >= (int)sizeof lock || lstat(lock, &sb) < 0 || !S_ISREG(sb.st_mode)) continue;
-        if ((before && sb.st_mtime < before) || (since && sb.st_mtime >= since)) unlink(lock);
+        if (bfd < 0) continue;
+        if (fstatat(bfd, "lock", &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode) &&
+            ((before && sb.st_mtime < before) || (since && sb.st_mtime >= since)))
+            unlinkat(bfd, "lock", 0);
+        close(bfd);
     }
     closedir(d);
 }

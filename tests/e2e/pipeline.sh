@@ -25,11 +25,21 @@ phase() { # DB CANDIDATE-NAME PHASE: that evaluation's phases_s.PHASE
     echo "{\"problem\": \"$E/problems/relu.py\", \"candidate\": \"$E/candidates/relu/honest_cpp.py\", \"sample\": 1}"
 } >"$tmp/m.jsonl"
 
+# In honest_cpp's compile-cache folder (the candidate's own to write), before its compile
+# ahead: a stale torch build lock, which kbv removes, and a build folder that is a link to a
+# folder elsewhere holding a stale lock, which kbv must not follow.
+cfold=$XDG_CACHE_HOME/kbv/torch_extensions/$(sha256sum "$E/candidates/relu/honest_cpp.py" | cut -c1-16)
+mkdir -p "$cfold/stale_build" "$tmp/victim"
+touch -d '3 hours ago' "$cfold/stale_build/lock" "$tmp/victim/lock"
+ln -s "$tmp/victim" "$cfold/linked_build"
 # Cold compile cache: the pipelined run builds both extensions ahead.
 "$KBV" run --manifest "$tmp/m.jsonl" --db "$tmp/p.db" $opts --jobs 1 --compile-jobs 1 2>"$tmp/p.err"
 rc=$?
 [ $rc -eq 0 ] && ok "the pipelined run ends with 0" || not_ok "the pipelined run ends with 0" "exit $rc: $(tail -5 "$tmp/p.err")"
 grep -q "compiling ahead in up to 1 worker" "$tmp/p.err" && ok "the run says it compiles ahead" || not_ok "the run says it compiles ahead" "$(head -5 "$tmp/p.err")"
+[ ! -e "$cfold/stale_build/lock" ] && [ -f "$tmp/victim/lock" ] && ok "a stale build lock is removed; a linked build folder's is not followed" ||
+    not_ok "stale locks" "$(ls -l "$cfold/stale_build" "$tmp/victim" 2>&1)"
+rm -f "$cfold/linked_build"
 # The same manifest, one evaluation at a time and nothing ahead (the cache is warm now: the
 # verdicts do not depend on it).
 "$KBV" run --manifest "$tmp/m.jsonl" --db "$tmp/s.db" $opts --jobs 1 --compile-jobs 0 2>"$tmp/s.err"
