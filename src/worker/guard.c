@@ -195,6 +195,15 @@ void guard_arm(worker *w, const char *cand, const char *problem) {
     }
     const char *cache = getenv("TORCH_EXTENSIONS_DIR");
     snprintf(G.cache, sizeof G.cache, "%s/", cache && realpath(cache, real) ? real : cache ? cache : "/nonexistent");
+    /* torch 2's torch._dynamo rebinds torch.manual_seed to a wrapper when it is first imported
+     * (torch/_dynamo/__init__.py), which torch itself does lazily mid-run: the first operation
+     * on the meta device (the native loader's output shapes), torch.compile. Imported here,
+     * before the snapshot, torch's own rebinding is not taken for the candidate's (on the H200
+     * the native relu.cu was a torch_patched hack without it). Where there is none (torch 1),
+     * nothing changes. */
+    PyObject *dyn = PyImport_ImportModule("torch._dynamo");
+    if (!dyn) PyErr_Clear();
+    Py_XDECREF(dyn);
     Py_XDECREF(G.saved);
     G.saved = PyDict_New();
     for (size_t i = 0; G.saved && i < sizeof kWatched / sizeof *kWatched; i++) {
