@@ -20,6 +20,10 @@ void guard_arm(worker *w, const char *candidate_path, const char *problem_path);
 void guard_step(const char *step); /* "load", "build", "forward", "timing" */
 /* kbv just set the global flags itself: take them as the new baseline. */
 void guard_flags_rebase(void);
+/* kbv is (1) or is no longer (0) running the problem's own code (its Model, built or called in
+ * the workers whose protocol holds both models): the problem file that code opens (a warning's
+ * source line, inspect) is the problem's doing, not the candidate's. */
+void guard_reference(int on);
 /* Compare the snapshots, then hand over (and forget) what was found since the last call;
  * NULL when nothing. */
 json_t *guard_take(worker *w);

@@ -54,7 +54,9 @@ static json_t *paper_models(worker *w) {
     for (int m = 0; m < 2; m++) {
         if (models[m]) continue;
         int at_init = 0;
+        guard_reference(m == 0);
         models[m] = construct(w, m, PAPER_SEED, &at_init);
+        guard_reference(0);
         if (!models[m]) {
             char what[200];
             snprintf(what, sizeof what, "%s(*get_init_inputs())", cls[m]);
@@ -118,7 +120,9 @@ static json_t *paper_call(worker *w, int m, PyObject *args, const char *prefix, 
     kbv_err err;
     char what[200];
     const char *kind = m ? "python" : "problem";
+    guard_reference(m == 0);
     PyObject *out = PyObject_CallObject(models[m], args);
+    guard_reference(0);
     if (out && w->cuda && gpu_sync(&err) < 0) {
         Py_DECREF(out);
         *fail = proto_fail(m ? "cuda" : "problem", err.msg, NULL);
@@ -254,6 +258,7 @@ json_t *cmd_paper_time(worker *w, const json_t *cmd) {
     PyObject *args = fail ? NULL : paper_args(w, PAPER_SEED, 1.0);
     if (!fail && !args) fail = fail_python("problem", "get_inputs()");
     call_ctx c = {models[m], args, NULL};
+    guard_reference(m == 0);
     for (int i = 0; !fail && i < PAPER_WARMUP; i++) {
         int rc = do_call(&c);
         Py_CLEAR(c.out);
@@ -269,6 +274,7 @@ json_t *cmd_paper_time(worker *w, const json_t *cmd) {
         if (rc < 0) fail = fail_python(kind, "timed call");
         sum += ms;
     }
+    guard_reference(0);
     Py_XDECREF(cuda), Py_XDECREF(args);
     /* back to the default precision whatever happened (a failure's error is already taken) */
     if (paper_flags(w, 0) < 0) {
@@ -296,7 +302,9 @@ json_t *cmd_paper_memory(worker *w, const json_t *cmd) {
     Py_XDECREF(r);
     if (!r) fail = fail_python("python", "torch.cuda.reset_peak_memory_stats()");
     call_ctx c = {models[m], args, NULL};
+    guard_reference(m == 0);
     if (!fail && do_call(&c) < 0) fail = fail_python(m ? "python" : "problem", "forward");
+    guard_reference(0);
     PyObject *s = fail ? NULL : PyObject_CallMethod(cuda, "synchronize", NULL);
     if (!fail && !s) fail = fail_python(m ? "cuda" : "problem", "synchronize");
     PyObject *peak = fail ? NULL : PyObject_CallMethod(cuda, "max_memory_allocated", NULL);

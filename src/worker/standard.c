@@ -17,6 +17,7 @@
 #include "../proto.h"
 #include "device.h"
 #include "fail.h"
+#include "guard.h"
 #include "inputs.h"
 #include "loader.h"
 #include "model.h"
@@ -80,7 +81,11 @@ json_t *cmd_standard(worker *w, const json_t *cmd) {
     }
     PyObject *models[2] = {NULL, NULL};
     int at_init = 0;
-    for (int m = 0; m < 2 && (m == 0 || models[0]); m++) models[m] = construct(w, m, 42, &at_init);
+    for (int m = 0; m < 2 && (m == 0 || models[0]); m++) {
+        guard_reference(m == 0);
+        models[m] = construct(w, m, 42, &at_init);
+        guard_reference(0);
+    }
     if (!models[0] || !models[1]) {
         snprintf(what, sizeof what, "%s(*get_init_inputs())", cls[models[0] ? 1 : 0]);
         json_t *f = fail_python(models[0] ? "python" : "problem", at_init ? "get_init_inputs()" : what);
@@ -96,7 +101,9 @@ json_t *cmd_standard(worker *w, const json_t *cmd) {
         }
         json_t *trial = json_pack("{s:I}", "seed", (json_int_t)seeds[t]);
         for (int m = 0; m < 2 && !fail; m++) {
+            guard_reference(m == 0);
             PyObject *out = PyObject_CallObject(models[m], args);
+            guard_reference(0);
             if (out && w->cuda && gpu_sync(&err) < 0) {
                 fail = proto_fail(m ? "cuda" : "problem", err.msg, NULL);
                 Py_DECREF(out);
@@ -136,7 +143,9 @@ json_t *cmd_standard(worker *w, const json_t *cmd) {
         PyObject *args = nominal_args(w, 42);
         if (!args) fail = fail_python("problem", "get_inputs()");
         for (int m = 0; m < 2 && !fail; m++) {
+            guard_reference(m == 0);
             fail = standard_time(w, models[m], args, 3, (int)time_trials, &mean[m]);
+            guard_reference(0);
             if (fail && m == 0) json_object_set_new(fail, "kind", json_string("problem"));
         }
         Py_XDECREF(args);
