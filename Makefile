@@ -61,7 +61,7 @@ SAN_RT  := $(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=detect_leaks=1:abort_on_err
 $(BUILD)/src/probe.o $(BUILD)/w/src/probe.o: CFLAGS += -O3
 
 CORE_SRC := src/util.c src/finding.c src/tensor.c src/proto.c src/proc.c src/judge.c src/result.c src/reply.c src/verdict.c src/eval.c src/session.c src/plan.c src/cases.c src/detect.c src/refcache.c src/timing.c src/standard.c src/gen.c src/probe.c src/perf.c \
-            src/stats.c src/db.c src/run.c src/admit.c src/report.c src/sandbox.c src/llm.c src/generate.c \
+            src/stats.c src/db.c src/run.c src/admit.c src/report.c src/sandbox.c src/llm.c src/generate.c src/slurm.c \
             $(wildcard src/paper.c src/tables.c src/charts.c src/exchange.c)
 KBV_SRC  := src/main.c $(CORE_SRC)
 WORKER_SRC := src/worker/main.c src/worker/standard.c src/worker/model.c src/worker/forward.c src/worker/bench.c \
@@ -81,13 +81,14 @@ else
   BINS := kbv kbv-worker
 endif
 
-.PHONY: all help test test-unit test-e2e test-faults test-gpu check clean config fuzz fuzz-run fuzz-smoke format
+.PHONY: all help test test-unit test-e2e test-faults test-cluster test-gpu check clean config fuzz fuzz-run fuzz-smoke format
 all: config $(BINS)
 
 help:
 	@echo "make            build ./kbv and ./kbv-worker"
 	@echo "make test       unit tests, CPU end-to-end tests, the fault suite and kill-and-resume (no GPU needed)"
 	@echo "make test-faults  the fault-injection suite (CPU), the kill-and-resume test and the attack suite"
+	@echo "make test-cluster  kbv slurm on a one-node Slurm cluster started here (root; skips without Slurm)"
 	@echo "make test-gpu   GPU end-to-end tests (skips with a message where no GPU is present)"
 	@echo "make check      the unit and end-to-end tests under ASan/UBSan with -Werror"
 	@echo "make fuzz       build the libFuzzer targets build/fuzz/fuzz_proto and fuzz_manifest (needs clang)"
@@ -163,7 +164,12 @@ test-faults: all
 	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/faults/kill_resume.sh
 	@$(if $(filter 1,$(SANITIZE)),KBV_SANITIZED=1 ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/attacks/run.sh cpu
 
-test: all test-unit test-e2e test-faults fuzz-smoke
+# kbv slurm on a one-node Slurm cluster started on this machine (docs/cluster.md); needs root and
+# Debian's slurm-wlm and munge (scripts/install-deps.sh), skips with a message without them.
+test-cluster: all
+	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/cluster/slurm.sh
+
+test: all test-unit test-e2e test-faults test-cluster fuzz-smoke
 
 $(BUILD)/tests/gen_check: tests/gpu/gen_check.c $(BUILD)/w/src/gen.o $(BUILD)/w/src/gpu/gen_cu.o $(BUILD)/w/src/util.o $(BUILD)/w/src/tensor.o
 	@mkdir -p $(@D)

@@ -13,4 +13,5 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
     build-essential g++ make ninja-build jq sqlite3 procps clang libclang-rt-14-dev \
     python3 python3-dev python3-torch python3-numpy libtorch-dev pybind11-dev \
-    libjansson-dev libssl-dev libsqlite3-dev libcurl4-openssl-dev libdlpack-dev libseccomp-dev gnuplot-nox
+    libjansson-dev libssl-dev libsqlite3-dev libcurl4-openssl-dev libdlpack-dev libseccomp-dev gnuplot-nox \
+    slurm-wlm munge

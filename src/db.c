@@ -531,6 +531,41 @@ int db_store(kbv_db *db, long long run_id, const char *key, const char *model, i
     return exec(db, "COMMIT", err);
 }
 
+/* Shards of one run (kbv run --shard I/N, kbv slurm) differ in I only: the same manifest, seed
+ * and other settings. Whether the runs db_merge has just copied (temp.runmap) agree with every
+ * other shard of the same manifest in dst, new or old: 0, or -1 with err naming the two shards
+ * and what differs (never the seed itself: it is the run's secret). A shard of another seed or
+ * other settings would mix two runs' verdicts in one result. Runs that are not shards, and
+ * shards of other manifests, are left alone. */
+static int merge_shards_agree(kbv_db *dst, const char *src, kbv_err *err) {
+    static const char kSql[] =
+        "SELECT json_extract(n.settings, '$.shard_i'), json_extract(n.settings, '$.shard_n'), json_extract(n.settings, '$.manifest'),"
+        "  json_extract(o.settings, '$.shard_i'), json_extract(o.settings, '$.shard_n'), n.seed = o.seed,"
+        "  json_remove(n.settings, '$.shard_i', '$.manifest'), json_remove(o.settings, '$.shard_i', '$.manifest')"
+        " FROM temp.runmap m JOIN main.runs n ON n.id = m.new JOIN main.runs o ON o.id <> n.id"
+        " WHERE json_valid(n.settings) AND json_valid(o.settings)"
+        "  AND json_extract(n.settings, '$.shard_n') > 1 AND json_extract(o.settings, '$.shard_n') > 1"
+        "  AND json_extract(n.settings, '$.manifest') = json_extract(o.settings, '$.manifest')"
+        "  AND (n.seed <> o.seed OR json_remove(n.settings, '$.shard_i') <> json_remove(o.settings, '$.shard_i'))"
+        " ORDER BY n.id, o.id LIMIT 1";
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(dst->h, kSql, -1, &st, NULL) != SQLITE_OK) return dberr(dst, err, "cannot compare the shards");
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        char why[600];
+        if (!sqlite3_column_int(st, 5)) snprintf(why, sizeof why, "another seed");
+        else snprintf(why, sizeof why, "other settings: %s, not %s", (const char *)sqlite3_column_text(st, 6), (const char *)sqlite3_column_text(st, 7));
+        kbv_seterr(err,
+                   "%s: shard %d/%d of %s is not from the run of shard %d/%d in %s (%s): merge the shards of each run into a database "
+                   "of its own",
+                   src, sqlite3_column_int(st, 0), sqlite3_column_int(st, 1), (const char *)sqlite3_column_text(st, 2), sqlite3_column_int(st, 3),
+                   sqlite3_column_int(st, 4), dst->path, why);
+    }
+    sqlite3_finalize(st);
+    if (rc == SQLITE_ROW) return -1;
+    return rc == SQLITE_DONE ? 0 : dberr(dst, err, "cannot compare the shards");
+}
+
 int db_merge(kbv_db *dst, const char *src, int *runs_added, int *evals_added, kbv_err *err) {
     *runs_added = *evals_added = 0;
     kbv_db s;
@@ -593,6 +628,7 @@ int db_merge(kbv_db *dst, const char *src, int *runs_added, int *evals_added, kb
         if (code == SQLITE_BUSY || code == SQLITE_LOCKED || code == SQLITE_READONLY || code == SQLITE_FULL) dberr(dst, err, "cannot update it");
         else kbv_seterr(err, "%s: cannot copy it into %s: %s", src, dst->path, sqlite3_errmsg(dst->h));
     }
+    if (ok) ok = merge_shards_agree(dst, src, err) == 0; /* before COMMIT: a refusal copies nothing */
     if (ok) {
         sqlite3_stmt *q = NULL;
         if (sqlite3_prepare_v2(dst->h, "SELECT (SELECT COUNT(*) FROM runmap), (SELECT COUNT(*) FROM evalmap)", -1, &q, NULL) == SQLITE_OK &&

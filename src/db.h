@@ -48,7 +48,9 @@ int db_status(kbv_db *db, long long run_id, const char *key, char *out, size_t n
 /* One evaluation, in one transaction. Returns 0, 1 when the key was stored meanwhile (by
  * another process: nothing written), or -1. */
 int db_store(kbv_db *db, long long run_id, const char *key, const char *model, int sample, int level, const kbv_result *r, kbv_err *err);
-/* Copy every run and evaluation of src into dst (runs matched by uuid: none twice). */
+/* Copy every run and evaluation of src into dst (runs matched by uuid: none twice). Refuses,
+ * copying nothing, a shard (settings shard_n > 1) whose manifest matches another shard's in
+ * dst but whose seed or other settings differ: two runs' verdicts would mix. */
 int db_merge(kbv_db *dst, const char *src, int *runs_added, int *evals_added, kbv_err *err);
 
 #endif

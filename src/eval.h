@@ -28,7 +28,7 @@ typedef struct eval_opts {
     const char *problem;   /* problem file (KernelBench format) */
     const char *candidate; /* candidate file (its kind selects the worker's loader: src/worker/loader.h) */
     const char *device;    /* "cpu", "cuda" or "auto" */
-    int have_seed;
+    int have_seed;            /* 1: seed given; 2: given in a seed file (kbv run --seed-file), never printed */
     uint64_t seed;            /* run seed; drawn at random when !have_seed */
     double timeout_s;         /* limit for each worker step but loading, seconds */
     double load_timeout_s;    /* limit for loading (and compiling) the candidate, seconds */

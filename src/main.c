@@ -32,6 +32,7 @@
 #include "proc.h"
 #include "result.h"
 #include "sandbox.h"
+#include "slurm.h"
 
 enum { EXIT_VERIFIED = 0, EXIT_VERDICT = 1, EXIT_USAGE = 2, EXIT_PROBLEM = 3, EXIT_INTERNAL = 4, EXIT_DATABASE = 5 };
 
@@ -67,6 +68,7 @@ static void usage_main(FILE *f) {
                "  run       evaluate a manifest of candidates into a results database\n"
                "  report    paper metrics of a results database (verified, standard and paper side by side)\n"
                "  merge     combine results databases\n"
+               "  slurm     run a manifest as a Slurm job array, one task per shard, merged into one database\n"
                "  import    store KernelBench's (or the paper harness's) eval_results.json in a results database\n"
                "  export    write a results database's evaluations as KernelBench's or the paper harness's eval_results.json\n"
                "  generate  ask LLMs for kernels (models config, prompt template): a run folder, a manifest, the database\n"
@@ -194,6 +196,8 @@ static void usage_run(FILE *f) {
                "  --no-reference-reuse    run the reference side of every case for every candidate (default:\n"
                "                          once per problem, kept hidden from candidates; docs/results.md)\n"
                "  --shard I/N             run only part I of N (a deterministic partition; merge with kbv merge)\n"
+               "  --seed-file FILE        the run's seed, read from FILE (yours, mode 0600): unlike --seed it is on no\n"
+               "                          command line, which every process of the machine can read (kbv slurm uses it)\n"
                "  --gpus LIST|all         run on these GPUs (e.g. 0,1,2,3), --jobs evaluations on each\n"
                "  --jobs N                N evaluations at a time (on each GPU with --gpus). Evaluations that\n"
                "                          share a GPU load, compile and check their cases side by side, but\n"
@@ -343,6 +347,14 @@ static int cmd_eval(int argc, char **argv, int mode) {
             /* The secret leaves the command line, which every process of the user can read
              * (/proc/PID/cmdline): a candidate's worker without a PID namespace included. */
             for (char *p = (char *)val; *p; p++) *p = '*';
+        } else if (mode == 2 && strcmp(a, "--seed-file") == 0) {
+            NEED_VALUE();
+            kbv_err serr = {{0}};
+            if (slurm_read_seed_file(val, &o.seed, &serr) < 0) {
+                say("kbv run: --seed-file %s\n", serr.msg);
+                return EXIT_USAGE;
+            }
+            o.have_seed = 2;
         } else if (strcmp(a, "--timeout") == 0) {
             NEED_VALUE();
             if (num_opt(name, a, val, 0.1, 86400, 0, "seconds between 0.1 and 86400", &v) < 0) return EXIT_USAGE;
@@ -1026,6 +1038,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "generate") == 0) exit(generate_main(argc - 2, argv + 2));
     if (strcmp(cmd, "bench") == 0) exit(bench_main(argc - 2, argv + 2));
     if (strcmp(cmd, "merge") == 0) exit(cmd_merge(argc - 2, argv + 2));
+    if (strcmp(cmd, "slurm") == 0) exit(slurm_main(argc - 2, argv + 2));
     if (strcmp(cmd, "import") == 0) exit(cmd_import(argc - 2, argv + 2));
     if (strcmp(cmd, "export") == 0) exit(cmd_export(argc - 2, argv + 2));
     say("kbv: unknown command '%s' (see kbv --help)\n", cmd);

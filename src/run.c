@@ -842,6 +842,10 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
             }
             while (k < nahead && aev[k].pid) k++;
             if (k == nahead) break;
+            /* No further ahead than the pool is wide: builds for entries the slots will not
+             * reach for a long while only take CPU from the evaluations running now (on the
+             * H200, 10 workers unbounded built some 30 entries while 8 slots finished 9). */
+            if (anext - next >= nahead) break;
             admit_bytes need = {0, 0};
             if (admission) {
                 need = admit_ahead_need(&adm);
@@ -1033,10 +1037,14 @@ int run_main(const run_opts *opts, kbv_err *err) {
         db_close(&db), free(items);
         return had_settings ? RUN_BAD_DB : -1;
     }
+    int secret = eo.have_seed == 2; /* from a seed file: it stays out of logs */
     eo.have_seed = 1, eo.seed = seed, eo.verbose = 0;
-    if (!o->quiet)
-        fprintf(stderr, "kbv run: %s run %lld of %s (seed %llu), %d entries%s\n", resumed ? "resuming" : "starting", run_id, o->db ? o->db : "kbv.db",
-                (unsigned long long)seed, n, o->shard_n > 1 ? " before sharding" : "");
+    if (!o->quiet) {
+        char said[48] = "seed from the seed file";
+        if (!secret) snprintf(said, sizeof said, "seed %llu", (unsigned long long)seed);
+        fprintf(stderr, "kbv run: %s run %lld of %s (%s), %d entries%s\n", resumed ? "resuming" : "starting", run_id, o->db ? o->db : "kbv.db", said, n,
+                o->shard_n > 1 ? " before sharding" : "");
+    }
     const char *proto = protocol_name(&eo);
     int total = 0, done = 0, stored = 0, skipped = 0, rc = 0, kbv_errors = 0, counts[KBV_STATUS_COUNT] = {0};
     char(*keys)[300] = calloc((size_t)n, sizeof *keys);
