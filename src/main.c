@@ -34,7 +34,7 @@
 #include "sandbox.h"
 #include "slurm.h"
 
-enum { EXIT_VERIFIED = 0, EXIT_VERDICT = 1, EXIT_USAGE = 2, EXIT_PROBLEM = 3, EXIT_INTERNAL = 4, EXIT_DATABASE = 5 };
+enum { EXIT_VERIFIED = 0, EXIT_VERDICT = 1, EXIT_USAGE = 2, EXIT_PROBLEM = 3, EXIT_INTERNAL = 4, EXIT_DATABASE = 5, EXIT_STOPPED = 130 };
 
 #define say kbv_say /* one line on stderr, control characters shown as '?' (util.h) */
 
@@ -219,7 +219,8 @@ static void usage_run(FILE *f) {
                "Exit status: 0 when every evaluation was stored (whatever the verdicts; a broken problem is\n"
                "stored as problem_error and the run goes on), 2 usage error or bad manifest, 4 kbv could not\n"
                "run (no worker), 5 the database cannot be used (not kbv's, corrupt, another schema version,\n"
-               "read-only, locked). See docs/results.md.\n");
+               "read-only, locked), 130 stopped by SIGINT or SIGTERM (what was stored is kept, and reported;\n"
+               "kbv run --resume goes on; a second signal stops kbv at once). See docs/results.md.\n");
 }
 
 /* mode: 0 eval, 1 check, 2 run */
@@ -515,7 +516,7 @@ static int cmd_eval(int argc, char **argv, int mode) {
         int rc = run_main(&ro, &err);
         if (rc < 0) {
             say("kbv run: %s\n", err.msg);
-            return rc == RUN_BAD_SOURCE ? EXIT_USAGE : rc == RUN_BAD_DB ? EXIT_DATABASE : EXIT_INTERNAL;
+            return rc == RUN_BAD_SOURCE ? EXIT_USAGE : rc == RUN_BAD_DB ? EXIT_DATABASE : rc == RUN_INTERRUPTED ? EXIT_STOPPED : EXIT_INTERNAL;
         }
         return 0;
     }

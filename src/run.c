@@ -466,6 +466,7 @@ static pid_t spawn_child(const run_opts *o, int i, long long run_id, int k, doub
     pid_t pid = fork();
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* a killed parent takes its children along */
+        signal(SIGINT, SIG_IGN);            /* a terminal's Ctrl-C is the parent's to handle (on_stop) */
         if (o->ngpus) setenv("CUDA_VISIBLE_DEVICES", o->gpus[k % o->ngpus], 1);
         if (lock[0]) setenv("KBV_GPU_LOCK", lock, 1);
         if (admission_wait >= 0) setenv("KBV_ADMISSION_WAIT", waited, 1);
@@ -528,6 +529,21 @@ static const char *compile_cache(const run_opts *o, char *buf, size_t n) {
 /* Whether a stored status means the evaluation ran all of its cases (its use is the problem's). */
 static int ran_all_cases(const char *status) {
     return strcmp(status, "verified") == 0 || strcmp(status, "incorrect") == 0 || strcmp(status, "overfit") == 0 || strcmp(status, "hack") == 0;
+}
+
+/* SIGINT or SIGTERM to kbv run (docs/results.md, "Stopping a run"): the first stops it starting
+ * entries and, with slots, kills the running evaluations (not stored; --resume runs them
+ * again); one at a time, the evaluation in progress ends first. Either way the database is
+ * closed cleanly and the summary and time report printed. A second signal ends kbv at once. */
+static volatile sig_atomic_t g_stop;
+
+static void on_stop(int sig) {
+    if (g_stop) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    g_stop = sig;
 }
 
 /* ---- compiling ahead (docs/results.md, "Compiling ahead") ----------------------------------
@@ -633,6 +649,7 @@ static pid_t ahead_spawn(const run_opts *o, const eval_opts *eo, const run_item 
     pid_t pid = fork();
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* a killed parent takes its children along */
+        signal(SIGINT, SIG_IGN);            /* a terminal's Ctrl-C is the parent's to handle (on_stop) */
         if (o->ngpus) setenv("CUDA_VISIBLE_DEVICES", o->gpus[0], 1); /* the architecture torch builds for: the run's GPUs are alike */
         _exit(ahead_load(eo, it, cache));
     }
@@ -777,6 +794,10 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
         rc = -1;
     if (rc == 0 && nahead && !o->quiet) fprintf(stderr, "kbv run: compiling ahead in up to %d worker(s) (--compile-jobs)\n", nahead);
     while ((next < npending || running > 0) && rc == 0) {
+        if (g_stop) { /* the running ones are killed below, as on an error */
+            rc = RUN_INTERRUPTED;
+            break;
+        }
         /* Fill the free slots, in the manifest's order: the next entry waits while its need
          * does not fit (and any running) or its candidate is being compiled ahead, and the ones
          * after it wait behind it. */
@@ -1092,15 +1113,23 @@ int run_main(const run_opts *opts, kbv_err *err) {
     }
     ref_groups groups = {.dir = ""};
     if (rc == 0 && ref_groups_init(&groups, ref_cache, items, pending, np) < 0) rc = kbv_seterr(err, "out of memory");
+    struct sigaction stop = {.sa_handler = on_stop}, old_int, old_term; /* no SA_RESTART: a wait ends on it */
+    sigemptyset(&stop.sa_mask);
+    g_stop = 0;
+    sigaction(SIGINT, &stop, &old_int), sigaction(SIGTERM, &stop, &old_term);
     if (rc == 0 && (o->ngpus > 0 || o->jobs > 1 || ahead_jobs(o) > 0)) {
         if (!o->quiet)
             fprintf(stderr, "kbv run: %d to evaluate in %d slot(s)%s\n", np, slot_count(o),
                     o->ngpus ? (o->jobs > 1 ? " (--jobs per GPU)" : " (one per GPU)") : "");
         rc = run_slots(o, &eo, &db, run_id, pending, np, keys, items, total, done, counts, &groups, &tm, err, &kbv_errors);
-        stored = rc == 0 ? np - kbv_errors : 0;
+        stored = rc == 0 ? np - kbv_errors : rc == RUN_INTERRUPTED ? tm.nevals : 0;
     } else {
         double t0 = kbv_now();
         for (int q = 0; rc == 0 && q < np; q++) {
+            if (g_stop) {
+                rc = RUN_INTERRUPTED;
+                break;
+            }
             int i = pending[q];
             kbv_result r;
             int e = evaluate_one(&db, run_id, &eo, source, &items[i], keys[i], stored == 0, -1, &r, err);
@@ -1124,14 +1153,21 @@ int run_main(const run_opts *opts, kbv_err *err) {
             result_free(&r);
         }
     }
+    sigaction(SIGINT, &old_int, NULL), sigaction(SIGTERM, &old_term, NULL);
+    int stopped = rc == RUN_INTERRUPTED;
+    if (stopped) rc = 0; /* what was stored is reported as for a run that ended */
     if (!o->quiet && rc == 0) {
+        if (stopped) fprintf(stderr, "kbv run: stopped by %s\n", g_stop == SIGTERM ? "SIGTERM" : "SIGINT");
         fprintf(stderr, "kbv run: %d evaluations in this shard, %d stored now, %d already stored;", total - dups, stored, skipped);
         for (int k = 0; k < KBV_STATUS_COUNT; k++)
             if (counts[k]) fprintf(stderr, " %s %d", kbv_status_name((kbv_status)k), counts[k]);
         fprintf(stderr, "\nkbv run: results in %s (kbv report --db %s)\n", o->db ? o->db : "kbv.db", o->db ? o->db : "kbv.db");
     }
     if (rc == 0) times_report(o, &tm, run_id, uuid);
-    if (rc == 0 && kbv_errors > 0)
+    if (rc == 0 && stopped)
+        rc = kbv_seterr(err, "stopped by %s before %d evaluation(s): kbv run --resume runs them", g_stop == SIGTERM ? "SIGTERM" : "SIGINT",
+                        np - stored - kbv_errors), rc = RUN_INTERRUPTED;
+    else if (rc == 0 && kbv_errors > 0)
         rc = kbv_seterr(err, "%d evaluation(s) failed on kbv's own side (their errors above) and were not stored: kbv run --resume runs them again",
                         kbv_errors);
     if (ref_cache[0]) {

@@ -67,10 +67,11 @@ int run_all_gpus(const char **out, int max);
 /* Largest manifest read (bytes). */
 #define RUN_MANIFEST_MAX (256 << 20)
 /* run_main's failures (err set), which main.c turns into exit codes. */
-enum { RUN_FAILED = -1, RUN_BAD_SOURCE = -2, RUN_BAD_DB = -3 };
+enum { RUN_FAILED = -1, RUN_BAD_SOURCE = -2, RUN_BAD_DB = -3, RUN_INTERRUPTED = -4 };
 /* Returns 0 when every evaluation was stored (whatever its verdict); RUN_BAD_SOURCE when the
  * manifest or run folders are not usable (nothing evaluated), RUN_BAD_DB when the database
- * is not (not kbv's, corrupt, read-only, locked), RUN_FAILED when kbv could not go on. */
+ * is not (not kbv's, corrupt, read-only, locked), RUN_FAILED when kbv could not go on,
+ * RUN_INTERRUPTED when SIGINT or SIGTERM stopped it (what it stored is kept and reported). */
 int run_main(const run_opts *o, kbv_err *err);
 /* The evaluation key (problem hash, candidate hash, model, sample, protocol). */
 void run_key(const char *psha, const char *csha, const char *model, int sample, const char *protocol, char *out, size_t n);

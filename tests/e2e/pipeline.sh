@@ -91,6 +91,37 @@ grep -q "compiled ahead: none" "$tmp/s.err" && ok "--compile-jobs 0 compiles not
 head -1 "$tmp/m.jsonl" >"$tmp/q.jsonl"
 "$KBV" run --manifest "$tmp/q.jsonl" --db "$tmp/q.db" $opts --jobs 1 --compile-jobs 0 --quiet 2>"$tmp/q.err" >/dev/null
 [ ! -s "$tmp/q.err" ] && ok "--quiet prints no summary" || not_ok "--quiet prints no summary" "$(cat "$tmp/q.err")"
+# SIGINT (docs/results.md, "Stopping a run"): with slots, the running evaluations are killed
+# (not stored), the database is closed cleanly (no write-ahead log left) and the summary and
+# time report are printed, exit 130; --resume then stores the rest. One at a time, the
+# evaluation in progress ends first.
+for s in 0 1 2 3 4 5; do echo "{\"problem\": \"$E/problems/relu.py\", \"candidate\": \"$E/candidates/relu/honest_cpu.py\", \"sample\": $s}"; done >"$tmp/i.jsonl"
+count() { sqlite3 "$1" "select count(*) from evaluations" 2>/dev/null || echo 0; }
+interrupt() { # DB JOBS: start a run, SIGINT it once it stored one evaluation; its exit status
+    "$KBV" run --manifest "$tmp/i.jsonl" --db "$1" $opts --jobs "$2" 2>"$1.err" &
+    local pid=$! t=0
+    while [ "$(count "$1")" -lt 1 ] && [ $t -lt 600 ] && kill -0 $pid 2>/dev/null; do sleep 0.2; t=$((t + 1)); done
+    kill -INT $pid
+    wait $pid
+}
+interrupt "$tmp/i2.db" 2
+rc=$?
+n=$(count "$tmp/i2.db")
+[ $rc -eq 130 ] && grep -q "^kbv run: stopped by SIGINT" "$tmp/i2.db.err" && grep -q "^kbv run: time: " "$tmp/i2.db.err" &&
+    grep -q "kbv run --resume runs them" "$tmp/i2.db.err" && ok "SIGINT with 2 slots: exit 130, the summary and time report ($n of 6 stored)" ||
+    not_ok "SIGINT with 2 slots" "exit $rc: $(tail -4 "$tmp/i2.db.err")"
+[ ! -e "$tmp/i2.db-wal" ] && [ "$(wc -l <"$tmp/i2.db.throughput.jsonl")" = 1 ] && ok "the database closed cleanly (no -wal left); the time report's JSON line written" ||
+    not_ok "clean close" "$(ls "$tmp"/i2.db* 2>&1)"
+[ -z "$(leftovers)" ] && ok "no worker left after SIGINT" || not_ok "no worker left after SIGINT" "$(leftovers)"
+"$KBV" run --manifest "$tmp/i.jsonl" --db "$tmp/i2.db" $opts --jobs 2 --resume 2>"$tmp/i2r.err"
+rc=$?
+[ $rc -eq 0 ] && [ "$(count "$tmp/i2.db")" = 6 ] && [ "$(sqlite3 "$tmp/i2.db" "select count(distinct key) from evaluations")" = 6 ] &&
+    ok "--resume after SIGINT stores the rest: 6, each once" || not_ok "--resume after SIGINT" "exit $rc, $(count "$tmp/i2.db") stored: $(tail -3 "$tmp/i2r.err")"
+interrupt "$tmp/i1.db" 1
+rc=$?
+n=$(count "$tmp/i1.db")
+[ $rc -eq 130 ] && [ "$n" -ge 1 ] && [ "$n" -lt 6 ] && grep -q "^kbv run: stopped by SIGINT" "$tmp/i1.db.err" && [ ! -e "$tmp/i1.db-wal" ] &&
+    ok "SIGINT one at a time: the evaluation in progress ends, then exit 130 ($n of 6 stored)" || not_ok "SIGINT one at a time" "exit $rc, $n stored: $(tail -4 "$tmp/i1.db.err")"
 # Nothing left behind: no worker, no torch build lock in the compile cache.
 [ -z "$(leftovers)" ] && ok "no worker left" || not_ok "no worker left" "$(leftovers)"
 locks=$(find "$XDG_CACHE_HOME" -name lock 2>/dev/null)
