@@ -44,14 +44,7 @@ done >"$tmp/m/run.jsonl"
 head -1 "$tmp/m/run.jsonl" >"$tmp/m/one.jsonl"
 
 # --- the seed file (kbv run --seed-file) ------------------------------------------------------------
-check() { # NAME WANT_EXIT PATTERN -- kbv ARGS...
-    local name=$1 want=$2 pattern=$3
-    shift 4
-    "$KBV" "$@" >"$tmp/stdout" 2>"$tmp/stderr"
-    local rc=$?
-    if [ "$rc" = "$want" ] && grep -q -- "$pattern" "$tmp/stderr"; then ok "$name"
-    else not_ok "$name" "exit $rc (want $want): $(head -c 400 "$tmp/stderr")"; fi
-}
+check() { check_exit "$@"; }
 echo "$seed" >"$tmp/seed"
 chmod 644 "$tmp/seed"
 check "--seed-file readable by others: refused" 2 "others may read or write it; the seed is secret: chmod 600" -- \

@@ -11,6 +11,16 @@ finish() {
 }
 # new_tmp: a temporary folder $tmp for the test, removed at exit, with TMPDIR (where the
 # workers' scratch folders go) and the compile cache inside it.
+# check_exit NAME WANT_EXIT PATTERN -- ARGS...: `kbv ARGS` exits with WANT_EXIT and its stderr
+# matches PATTERN (grep).
+check_exit() {
+    local name=$1 want=$2 pattern=$3
+    shift 4
+    "$KBV" "$@" >"$tmp/stdout" 2>"$tmp/stderr"
+    local rc=$?
+    if [ "$rc" = "$want" ] && grep -q -- "$pattern" "$tmp/stderr"; then ok "$name"
+    else not_ok "$name" "exit $rc (want $want): $(head -c 600 "$tmp/stderr")"; fi
+}
 new_tmp() {
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT

@@ -234,14 +234,7 @@ if "$KBV" run --manifest "$tmp/m/run.csv" --db "$tmp/csv.db" $opts 2>/dev/null &
     "$KBV" report --db "$tmp/csv.db" --format json | jq -e '.overall.verified == 1 and (.models | has("alpha"))' >/dev/null; then
     ok "a CSV manifest with a header"
 else not_ok "csv manifest" "$("$KBV" report --db "$tmp/csv.db" --format json 2>&1 | head -c 300)"; fi
-check_run() {
-    local name=$1 pattern=$2 want=$3
-    shift 3
-    "$KBV" "$@" >"$tmp/stdout" 2>"$tmp/stderr"
-    local rc=$?
-    if [ "$rc" = "$want" ] && grep -q -- "$pattern" "$tmp/stderr"; then ok "$name"
-    else not_ok "$name" "exit $rc (want $want): $(cat "$tmp/stderr")"; fi
-}
+check_run() { check_exit "$1" "$3" "$2" -- "${@:4}"; } # NAME PATTERN WANT_EXIT ARGS...
 printf '{"problem": "ex/problems/relu.py"}\n' >"$tmp/m/nocand.jsonl"
 printf '{"problem": "a.py", "candidate": "b.py"}\nnot json\n' >"$tmp/m/garbage.jsonl"
 printf 'problem,model\nx.py,m\n' >"$tmp/m/nohead.csv"
