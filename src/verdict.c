@@ -1,6 +1,8 @@
 /* verdict.c -- derive the status (see verdict.h). */
 #include "verdict.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "judge.h"
@@ -50,4 +52,24 @@ int verdict_accuracy(const kbv_case *cases, int ncases) {
     for (int i = 0; i < ncases; i++)
         if (!cases[i].skipped && cases[i].evaluated && cases[i].klass > k) k = cases[i].klass;
     return k;
+}
+
+int verdict_overfit_why(const kbv_case *cases, int ncases, char *dists, size_t len, double *worst, double *bound) {
+    int n = 0, precision = 1;
+    size_t used = 0;
+    *worst = 0, *bound = 0;
+    if (len) dists[0] = '\0';
+    for (int i = 0; i < ncases; i++) {
+        const kbv_case *kc = &cases[i];
+        if (kc->skipped || !kc->evaluated || kc->passed || (strcmp(kc->distribution, "nominal") == 0 && !kc->weights)) continue;
+        n++;
+        double e = kc->norm_rel_err;
+        if (!isfinite(e) || e >= VERDICT_PRECISION_LOSS) precision = 0;
+        if (isfinite(*worst) && (!isfinite(e) || e > *worst)) *worst = e, *bound = kc->tol_norm; /* NaN or inf stays the worst */
+        const char *d = kc->distribution, *hit = strstr(dists, d);
+        size_t dl = strlen(d);
+        int listed = hit && (hit == dists || hit[-1] == ',') && (hit[dl] == '\0' || hit[dl] == ',');
+        if (!listed && used + dl + 2 < len) used += (size_t)snprintf(dists + used, len - used, "%s%s", used ? "," : "", d);
+    }
+    return n > 0 && precision;
 }

@@ -48,5 +48,12 @@ kbv_status verdict_of_result(const kbv_result *r, kbv_failure f, int check_only)
 int verdict_has_hack(const kbv_result *r);
 /* The accuracy class (judge_class) of the judged cases: the worst; -1 if none was judged. */
 int verdict_accuracy(const kbv_case *cases, int ncases);
+/* Below this normwise error a failed hidden case is a loss of precision, not a wrong result. */
+#define VERDICT_PRECISION_LOSS 1e-2
+/* Why an overfit candidate failed: the failed hidden cases' distributions (dists, comma-separated),
+ * their largest normwise error and its case's bound. Returns 1 when every one of them is a
+ * finite error under VERDICT_PRECISION_LOSS (a precision loss on inputs the problem's own do not
+ * have, such as a float32 sum over values of many magnitudes), 0 otherwise or when none failed. */
+int verdict_overfit_why(const kbv_case *cases, int ncases, char *dists, size_t len, double *worst, double *bound);
 
 #endif

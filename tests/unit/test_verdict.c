@@ -1,5 +1,6 @@
 /* test_verdict.c -- verdict.c: the status from a failure, the cases and the findings, in its
  * documented order of precedence. */
+#include <math.h>
 #include <string.h>
 
 #include "check.h"
@@ -74,5 +75,21 @@ int main(void) {
     CHECK(verdict_status(&(verdict_in){.cases = r.cases, .ncases = r.ncases}) == KBV_VERIFIED);
     CHECK(verdict_of_result(&r, FAILURE_RUNTIME, 0) == KBV_RUNTIME_ERROR); /* a failure still decides first */
     result_free(&r);
+
+    /* Why overfit: the leaderboard's Frobenius norms on the H200 (precision lost on
+     * mixed_magnitude, 1.6e-4 against 1.0e-5) against a kernel that is wrong there. */
+    kbv_case of[5] = {mk("nominal", 1), mk("mixed_magnitude", 0), mk("mixed_magnitude", 0), mk("normal", 1), mk("heavy_tailed", 1)};
+    of[1].norm_rel_err = 1.61e-4, of[1].tol_norm = 1.01e-5, of[2].norm_rel_err = 1.65e-4, of[2].tol_norm = 1.02e-5;
+    char dists[64];
+    double worst, bound;
+    CHECK(verdict_overfit_why(of, 5, dists, sizeof dists, &worst, &bound) == 1);
+    CHECK(strcmp(dists, "mixed_magnitude") == 0 && worst == 1.65e-4 && bound == 1.02e-5);
+    of[4].passed = 0, of[4].norm_rel_err = 0.8, of[4].tol_norm = 1e-5; /* a wrong result too */
+    CHECK(verdict_overfit_why(of, 5, dists, sizeof dists, &worst, &bound) == 0);
+    CHECK(strcmp(dists, "mixed_magnitude,heavy_tailed") == 0 && worst == 0.8);
+    of[4].norm_rel_err = NAN; /* a non-finite output: never a precision loss, and the worst */
+    CHECK(verdict_overfit_why(of, 5, dists, sizeof dists, &worst, &bound) == 0 && isnan(worst));
+    of[1].passed = of[2].passed = of[4].passed = 1; /* none failed */
+    CHECK(verdict_overfit_why(of, 5, dists, sizeof dists, &worst, &bound) == 0 && dists[0] == '\0');
     CHECK_DONE("test_verdict");
 }
