@@ -61,7 +61,7 @@ SAN_RT  := $(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=detect_leaks=1:abort_on_err
 $(BUILD)/src/probe.o $(BUILD)/w/src/probe.o: CFLAGS += -O3
 
 CORE_SRC := src/util.c src/finding.c src/tensor.c src/proto.c src/proc.c src/judge.c src/result.c src/reply.c src/verdict.c src/eval.c src/session.c src/plan.c src/cases.c src/detect.c src/refcache.c src/timing.c src/standard.c src/gen.c src/probe.c src/perf.c \
-            src/stats.c src/db.c src/run.c src/admit.c src/report.c src/sandbox.c src/llm.c src/generate.c src/slurm.c \
+            src/stats.c src/db.c src/run.c src/gpus.c src/admit.c src/report.c src/sandbox.c src/llm.c src/generate.c src/slurm.c \
             $(wildcard src/paper.c src/tables.c src/charts.c src/exchange.c)
 KBV_SRC  := src/main.c $(CORE_SRC)
 WORKER_SRC := src/worker/main.c src/worker/standard.c src/worker/model.c src/worker/forward.c src/worker/bench.c \

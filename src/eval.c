@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "evalctx.h"
+#include "gpus.h"
 #include "sandbox.h"
 
 void eval_opts_default(eval_opts *o) {
@@ -298,6 +299,18 @@ const char *eval_device(const char *device) {
     return access("/dev/nvidiactl", F_OK) == 0 ? "cuda" : "cpu";
 }
 
+/* The GPU's lock (util.h): KBV_GPU_LOCK's file where kbv run or the user gave one ("": none),
+ * else the lock of the physical GPU this process uses (the first it sees), which every kbv
+ * timing on that GPU takes however it names the GPU (gpus.h; docs/timing.md, "Several GPUs").
+ * That GPU's identity goes in the result (environment.gpu_id). */
+static int eval_gpu_lock(const eval_opts *o, kbv_result *r, kbv_gpulock *lock, kbv_err *err) {
+    kbv_gpu g;
+    char path[PATH_MAX];
+    if (gpus_default(GPUS_ROOT, getenv("CUDA_VISIBLE_DEVICES"), &g)) snprintf(r->gpu_id, sizeof r->gpu_id, "%s", g.id);
+    gpus_lock_path(kbv_scratch_base(o->scratch_base), g.id, path, sizeof path);
+    return kbv_gpulock_open(lock, o->gpu_lock ? o->gpu_lock : path, err);
+}
+
 int eval_run(const eval_opts *o, kbv_result *r, kbv_err *err) {
     double t0 = kbv_now();
     eval_ctx c = {.o = o, .r = r, .fresh_ci = -1, .lock = KBV_GPULOCK_OFF};
@@ -336,7 +349,7 @@ int eval_run(const eval_opts *o, kbv_result *r, kbv_err *err) {
         else result_add_error(r, "candidate %s", why.msg);
         goto out;
     }
-    if (strcmp(r->device, "cuda") == 0 && kbv_gpulock_open(&c.lock, o->gpu_lock, err) < 0) {
+    if (strcmp(r->device, "cuda") == 0 && eval_gpu_lock(o, r, &c.lock, err) < 0) {
         rc = -1;
         goto out;
     }

@@ -26,6 +26,7 @@
 #include "db.h"
 #include "exchange.h"
 #include "generate.h"
+#include "gpus.h"
 #include "eval.h"
 #include "report.h"
 #include "run.h"
@@ -198,7 +199,9 @@ static void usage_run(FILE *f) {
                "  --shard I/N             run only part I of N (a deterministic partition; merge with kbv merge)\n"
                "  --seed-file FILE        the run's seed, read from FILE (yours, mode 0600): unlike --seed it is on no\n"
                "                          command line, which every process of the machine can read (kbv slurm uses it)\n"
-               "  --gpus LIST|all         run on these GPUs (e.g. 0,1,2,3), --jobs evaluations on each\n"
+               "  --gpus LIST|all         run on these GPUs, --jobs evaluations on each: all the GPUs this process\n"
+               "                          sees, or indices counted from 0 among them (under CUDA_VISIBLE_DEVICES=2,3,\n"
+               "                          --gpus 1 is GPU 3); each timing holds its GPU alone (docs/timing.md)\n"
                "  --jobs N                N evaluations at a time (on each GPU with --gpus). Evaluations that\n"
                "                          share a GPU load, compile and check their cases side by side, but\n"
                "                          each timing runs alone on the GPU (a lock; docs/results.md).\n"
@@ -232,7 +235,6 @@ static int cmd_eval(int argc, char **argv, int mode) {
     long long child_run = 0;
     int protocol_set = 0;
     const char *gpus[64];
-    char gpulist[512] = "";
     eval_opts o;
     eval_opts_default(&o);
     o.gpu_lock = getenv("KBV_GPU_LOCK"); /* set by kbv run for its children; docs/results.md */
@@ -276,29 +278,16 @@ static int cmd_eval(int argc, char **argv, int mode) {
             db = val;
         } else if (mode == 2 && strcmp(a, "--gpus") == 0) {
             NEED_VALUE();
-            if (strcmp(val, "all") == 0) {
-                ngpus = run_all_gpus(gpus, 64);
-                if (ngpus == 0) {
-                    say("kbv run: --gpus all: no NVIDIA GPU found (/proc/driver/nvidia/gpus)\n");
-                    return EXIT_INTERNAL;
-                }
-            } else {
-                snprintf(gpulist, sizeof gpulist, "%s", val);
-                ngpus = 0;
-                if (!val[0] || !strchr("0123456789", val[0]) || strstr(val, ",,") || val[strlen(val) - 1] == ',') {
-                    say("kbv run: --gpus needs 'all' or a list like 0,1,2, not '%s'\n", val);
-                    return EXIT_USAGE;
-                }
-                for (char *save = NULL, *t = strtok_r(gpulist, ",", &save); t && ngpus < 64; t = strtok_r(NULL, ",", &save)) {
-                    char *end;
-                    long g = strtol(t, &end, 10);
-                    if (*end || g < 0 || g > 1024) {
-                        say("kbv run: --gpus needs 'all' or a list like 0,1,2, not '%s'\n", val);
-                        return EXIT_USAGE;
-                    }
-                    gpus[ngpus++] = t;
-                }
+            /* "all" or indices into the GPUs this process sees (CUDA_VISIBLE_DEVICES, as CUDA
+             * counts them); each child gets its GPU's own CUDA_VISIBLE_DEVICES (gpus.h). */
+            static kbv_gpu chosen[GPUS_MAX];
+            kbv_err gerr = {{0}};
+            ngpus = gpus_select(GPUS_ROOT, getenv("CUDA_VISIBLE_DEVICES"), val, chosen, GPUS_MAX, &gerr);
+            if (ngpus < 0) {
+                say("kbv run: %s\n", gerr.msg);
+                return ngpus == GPUS_NONE ? EXIT_INTERNAL : EXIT_USAGE;
             }
+            for (int k = 0; k < ngpus; k++) gpus[k] = chosen[k].cvd;
         } else if (mode == 2 && strcmp(a, "--jobs") == 0) {
             NEED_VALUE();
             if (num_opt("run", a, val, 1, 64, 1, "an integer from 1 to 64", &v) < 0) return EXIT_USAGE;

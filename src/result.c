@@ -282,7 +282,8 @@ json_t *result_to_json(const kbv_result *r) {
                                   "reference_stderr", text(r->reference_stderr)));
     json_object_set_new(
         o, "environment",
-        json_pack("{s:o, s:o, s:o}", "python", text(r->python), "torch", text(r->torch), "gpu", r->gpu[0] ? text(r->gpu) : json_null()));
+        json_pack("{s:o, s:o, s:o, s:o}", "python", text(r->python), "torch", text(r->torch), "gpu", r->gpu[0] ? text(r->gpu) : json_null(),
+                  "gpu_id", r->gpu_id[0] ? text(r->gpu_id) : json_null()));
     json_object_set_new(o, "protocol", json_string(r->protocol));
     json_object_set_new(o, "accuracy_class", r->klass >= 0 ? json_string(class_name(r->klass)) : json_null());
     if (r->oracle[0]) json_object_set_new(o, "oracle", text(r->oracle));

@@ -201,6 +201,7 @@ typedef struct kbv_result {
     char *candidate_stdout, *candidate_stderr; /* captured, capped; NULL if none */
     char *reference_stderr;
     char python[64], torch[64], gpu[128];
+    char gpu_id[96];      /* the GPU it ran on: "GPU-<uuid>", or CUDA_VISIBLE_DEVICES's entry kbv cannot map (gpus.h); "" on the CPU */
     char protocol[16];    /* verified, standard, paper, both or all */
     int klass;            /* accuracy class (judge_class), -1 if not judged */
     char oracle[160];     /* "float64", or the fallback and why */

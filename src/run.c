@@ -23,6 +23,7 @@
 #include "admit.h"
 #include "db.h"
 #include "evalctx.h"
+#include "gpus.h"
 #include "result.h"
 
 void run_key(const char *psha, const char *csha, const char *model, int sample, const char *protocol, char *out, size_t n) {
@@ -413,31 +414,28 @@ static void progress(const run_opts *o, int done, int total, int stored, double 
     fprintf(stderr, "kbv run: [%d/%d] %s  (%.0f/h, ETA %.0f min)\n", done, total, what, rate, eta / 60);
 }
 
-int run_all_gpus(const char **out, int max) {
-    static char names[64][8];
-    DIR *d = opendir("/proc/driver/nvidia/gpus");
-    int n = 0;
-    if (!d) return 0;
-    for (struct dirent *e; (e = readdir(d)) && n < max && n < 64;)
-        if (e->d_name[0] != '.') snprintf(names[n], sizeof names[n], "%d", n), out[n] = names[n], n++;
-    closedir(d);
-    return n;
-}
-
 /* The lock file of slot k's GPU, shared by every kbv on this machine that uses the same
  * scratch folder: evaluations on one GPU time alone (util.h, kbv_gpulock). Empty on the CPU. */
 static int on_gpu(const run_opts *o) { return strcmp(eval_device(o->eval.device), "cuda") == 0; }
 
+/* Keyed by the physical GPU (gpus.h): the one behind the slot's CUDA_VISIBLE_DEVICES (o->gpus
+ * holds each --gpus GPU's), or without --gpus the first this process sees, as its children do;
+ * the lock a `kbv eval` on that GPU takes too (eval.c). */
 static void gpu_lock_path(const run_opts *o, int k, char *out, size_t outlen) {
     out[0] = '\0';
     if (!on_gpu(o)) return;
-    const char *base = kbv_scratch_base(o->eval.scratch_base);
-    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
-    char id[128];
-    snprintf(id, sizeof id, "%s", o->ngpus ? o->gpus[k % o->ngpus] : vis && *vis ? vis : "all");
-    for (char *p = id; *p; p++)
-        if (*p == '/' || *p == ',') *p = '_';
-    snprintf(out, outlen, "%s/kbv-gpu-%s.lock", base, id);
+    kbv_gpu g;
+    gpus_default(GPUS_ROOT, o->ngpus ? o->gpus[gpus_slot(k, o->ngpus)] : getenv("CUDA_VISIBLE_DEVICES"), &g);
+    gpus_lock_path(kbv_scratch_base(o->eval.scratch_base), g.id, out, outlen);
+}
+
+/* A --gpus GPU (its children's CUDA_VISIBLE_DEVICES) as progress lines name it: its index
+ * among the GPUs this process can open (PCI bus order: nvidia-smi's outside a cgroup) and its UUID's first 8
+ * hex digits, "3 (GPU-1a2b3c4d)"; what kbv cannot map, as written. */
+static void gpu_label(const char *cvd, char *out, size_t outlen) {
+    kbv_gpu g;
+    if (gpus_default(GPUS_ROOT, cvd, &g) && g.index >= 0 && strncmp(g.id, "GPU-", 4) == 0) snprintf(out, outlen, "%d (%.12s)", g.index, g.id);
+    else snprintf(out, outlen, "%s", cvd);
 }
 
 /* A child kbv for entry i on slot k: the parent's command line plus --child I:RUN; it records
@@ -467,7 +465,8 @@ static pid_t spawn_child(const run_opts *o, int i, long long run_id, int k, doub
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* a killed parent takes its children along */
         signal(SIGINT, SIG_IGN);            /* a terminal's Ctrl-C is the parent's to handle (on_stop) */
-        if (o->ngpus) setenv("CUDA_VISIBLE_DEVICES", o->gpus[k % o->ngpus], 1);
+        /* its GPU alone: by UUID where kbv knows it (gpus.h), so that no device order matters */
+        if (o->ngpus) setenv("CUDA_VISIBLE_DEVICES", o->gpus[gpus_slot(k, o->ngpus)], 1), setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
         if (lock[0]) setenv("KBV_GPU_LOCK", lock, 1);
         if (admission_wait >= 0) setenv("KBV_ADMISSION_WAIT", waited, 1);
         else unsetenv("KBV_ADMISSION_WAIT");
@@ -645,12 +644,14 @@ static int ahead_load(const eval_opts *eo, const run_item *it, const char *cache
 
 /* Start the compile-ahead of entry it in a child process: its pid, or -1 (err set). */
 static pid_t ahead_spawn(const run_opts *o, const eval_opts *eo, const run_item *it, const char *cache, kbv_err *err) {
+    static int turn; /* the GPUs in turn: each worker's CUDA context takes memory where it starts */
+    const char *gpu = o->ngpus ? o->gpus[gpus_slot(turn++, o->ngpus)] : NULL;
     fflush(NULL); /* nothing buffered is written twice */
     pid_t pid = fork();
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* a killed parent takes its children along */
         signal(SIGINT, SIG_IGN);            /* a terminal's Ctrl-C is the parent's to handle (on_stop) */
-        if (o->ngpus) setenv("CUDA_VISIBLE_DEVICES", o->gpus[0], 1); /* the architecture torch builds for: the run's GPUs are alike */
+        if (gpu) setenv("CUDA_VISIBLE_DEVICES", gpu, 1), setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1); /* the run's GPUs are alike: one architecture to build for */
         _exit(ahead_load(eo, it, cache));
     }
     if (pid < 0) return kbv_seterr(err, "fork: %s", strerror(errno)), -1;
@@ -932,8 +933,9 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
                 times_add_stored(db, run_id, keys[i], tm);
                 for (int v = 0; v < KBV_STATUS_COUNT; v++)
                     if (strcmp(status, kbv_status_name((kbv_status)v)) == 0) counts[v]++;
-                snprintf(what, sizeof what, "%s %s: %s%s%s", items[i].model, items[i].candidate, status, o->ngpus ? " on GPU " : "",
-                         o->ngpus ? o->gpus[k % o->ngpus] : "");
+                char gpu[128] = "";
+                if (o->ngpus) gpu_label(o->gpus[gpus_slot(k, o->ngpus)], gpu, sizeof gpu);
+                snprintf(what, sizeof what, "%s %s: %s%s%s", items[i].model, items[i].candidate, status, o->ngpus ? " on GPU " : "", gpu);
                 progress(o, done, total, stored, t0, what);
             }
             if (admission) admit_record(&adm, &ev[k], status[0] && ran_all_cases(status), (long long)ru.ru_maxrss * 1024);

@@ -45,7 +45,8 @@ typedef struct run_opts {
     int shard_i, shard_n; /* 0/1: everything */
     int quiet;
     /* Parallel slots: each evaluation runs in a child kbv (`--child I:RUN`), `jobs` of them
-     * on each GPU of gpus (CUDA_VISIBLE_DEVICES) or on the visible one(s); jobs 0: 8 (or half
+     * on each GPU of gpus (each the CUDA_VISIBLE_DEVICES its children get: its UUID where
+     * kbv knows it, gpus.h) or on the visible one(s); jobs 0: 8 (or half
      * the cores) on a GPU, 1 on the CPU. Evaluations sharing a GPU time under its lock; one
      * starts only when its scratch and memory fit (admit.h) unless no_admission. */
     const char *gpus[64];
@@ -60,9 +61,6 @@ typedef struct run_opts {
     int child_entry; /* >= 0: this process is a child running one entry of run child_run */
     long long child_run;
 } run_opts;
-
-/* The GPUs `--gpus all` means: /proc/driver/nvidia/gpus entries, as indexes "0".."n-1". */
-int run_all_gpus(const char **out, int max);
 
 /* Largest manifest read (bytes). */
 #define RUN_MANIFEST_MAX (256 << 20)

@@ -32,8 +32,9 @@ void eval_progress(const eval_ctx *c, const char *fmt, const char *arg) {
 /* The worker's environment: a fixed, small set (docs/security.md says why each). home is
  * its HOME, TMPDIR and working folder; cache its compile cache. */
 static int build_env(eval_ctx *c, const char *home, const char *cache, kbv_err *err) {
-    static const char *pass[] = {"PATH", "LANG", "LC_ALL",   "CUDA_VISIBLE_DEVICES", "CUDA_HOME",    "LD_LIBRARY_PATH", "TORCH_CUDA_ARCH_LIST",
-                                 "CC",   "CXX",  "MAX_JOBS", "ASAN_OPTIONS",         "UBSAN_OPTIONS"};
+    static const char *pass[] = {
+        "PATH", "LANG", "LC_ALL",   "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_HOME", "LD_LIBRARY_PATH", "TORCH_CUDA_ARCH_LIST",
+        "CC",   "CXX",  "MAX_JOBS", "ASAN_OPTIONS",         "UBSAN_OPTIONS"};
     if (c->env) session_free_env(c);
     c->env = calloc(32, sizeof *c->env);
     if (!c->env) return kbv_seterr(err, "out of memory");

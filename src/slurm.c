@@ -209,12 +209,13 @@ static int job_script(const sweep *w, kbv_buf *b) {
                             "cd -- ");
     rc |= sh_quote(b, w->cwd);
     rc |= kbv_buf_printf(b, " || ended 4\n");
+    /* kbv run --gpus all takes the GPUs the task sees, which CUDA_VISIBLE_DEVICES names
+     * (indices or UUIDs); unset, it would take every GPU of the node */
     if (w->gpus > 0)
-        rc |= kbv_buf_printf(b, "gpus=${CUDA_VISIBLE_DEVICES:-}\n"
-                                "case $gpus in \"\" | *[!0-9,]*)\n"
-                                "    echo \"kbv slurm: shard $i: Slurm gave no GPU index list in CUDA_VISIBLE_DEVICES ('$gpus')\" >&2\n"
-                                "    ended 4 ;;\n"
-                                "esac\n");
+        rc |= kbv_buf_printf(b, "if [ -z \"${CUDA_VISIBLE_DEVICES:-}\" ]; then\n"
+                                "    echo \"kbv slurm: shard $i: Slurm gave no GPU in CUDA_VISIBLE_DEVICES\" >&2\n"
+                                "    ended 4\n"
+                                "fi\n");
     rc |= sh_quote(b, w->self);
     rc |= kbv_buf_printf(b, " run");
     if (w->kb) {
@@ -225,7 +226,7 @@ static int job_script(const sweep *w, kbv_buf *b) {
     }
     rc |= kbv_buf_printf(b, " --db \"$state/shard-$i.db\" --shard \"$i/%d\" --seed-file \"$state/seed\" --resume", w->nshards);
     for (int k = 0; k < w->nrun_args; k++) rc |= kbv_buf_append(b, " ", 1), rc |= sh_quote(b, w->run_args[k]);
-    if (w->gpus > 0) rc |= kbv_buf_printf(b, " --gpus \"$gpus\"");
+    if (w->gpus > 0) rc |= kbv_buf_printf(b, " --gpus all");
     /* kbv run prints no seed it read from a seed file */
     rc |= kbv_buf_printf(b, "\nended \"$?\"\n");
     return rc ? -1 : 0;
@@ -574,7 +575,7 @@ static void usage(FILE *f) {
             "  --shards N              tasks (shards) in the array (required; 1 to %d)\n"
             "  --db FILE               results database the shards are merged into (default kbv.db)\n"
             "  --gpus G                GPUs per task (default 0: CPU only): sbatch --gres=gpu:G, and kbv run\n"
-            "                          --gpus with the ones Slurm gave the task (CUDA_VISIBLE_DEVICES)\n"
+            "                          --gpus all: the ones Slurm gave the task (CUDA_VISIBLE_DEVICES)\n"
             "  --seed N | --seed-file FILE  the run's seed (default: drawn at random); it goes into the seed\n"
             "                          file and nowhere else\n"
             "  --retries N             submissions again per shard after its first (default 3)\n"
