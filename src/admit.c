@@ -210,6 +210,13 @@ admit_bytes admit_left(admit_bytes free_b, const admit_eval *ev, int nev) {
     return left;
 }
 
+int admit_unmeasured_busy(const kbv_admit *a, const admit_eval *ev, int nev, int p) {
+    if (p < 0 || p >= a->nproblems || a->problems[p].measured) return 0;
+    for (int k = 0; k < nev; k++)
+        if (ev[k].pid && ev[k].problem == p) return 1;
+    return 0;
+}
+
 int admit_check(admit_bytes need, admit_bytes left) {
     if (left.scratch != ADMIT_UNKNOWN && need.scratch > left.scratch) return ADMIT_WAIT_SCRATCH;
     if (left.memory != ADMIT_UNKNOWN && need.memory > left.memory) return ADMIT_WAIT_MEMORY;
@@ -329,6 +336,7 @@ void admit_record(kbv_admit *a, const admit_eval *e, int complete, long long max
         m->memory = max_ll(m->memory, mem);
         m->memory_known |= complete && e->samples > 0;
     }
+    m->measured |= complete;
     m->kept = max_ll(m->kept, e->kept_peak);
     if (e->scratch[0]) { /* its folder was seen: what it used is known */
         m->own = max_ll(m->own, e->own_peak);

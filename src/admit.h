@@ -7,7 +7,9 @@
  * which samples every running evaluation every ADMIT_TICK_S: the resident memory of its child
  * kbv and workers (/proc), the bytes of its scratch folder (found as a worker's working folder)
  * and of the reference outputs it keeps for the run (refcache.c). The problem's first
- * evaluation that runs all of its cases sets its need; before that, a conservative default.
+ * evaluation that runs all of its cases sets its need; before that, a conservative default,
+ * and one evaluation of the problem at a time (admit_unmeasured_busy): the default can be far
+ * too small, and the samples of one problem usually come in a row.
  * Nothing here starts, runs or judges anything, or reads any file but sizes and /proc.
  */
 #ifndef KBV_ADMIT_H
@@ -37,6 +39,7 @@ typedef struct admit_problem {
     long long kept;                 /* the reference outputs it kept for the run (refcache.c) */
     long long memory;               /* resident memory of its child kbv and workers together */
     int scratch_known, memory_known; /* measured on an evaluation that ran all of its cases */
+    int measured;                    /* an evaluation that ran all of its cases has ended */
 } admit_problem;
 
 /* A running evaluation as the parent sees it (one per slot; pid 0: the slot is free). */
@@ -71,9 +74,15 @@ admit_bytes admit_need(const kbv_admit *a, int p);
 /* Free scratch bytes (statvfs) and memory bytes (MemAvailable, and the memory cgroup's room
  * when it has a limit); ADMIT_UNKNOWN where unreadable. */
 admit_bytes admit_available(const kbv_admit *a);
-/* What is left for a new evaluation: free less what the running ones reserved and have not used. */
+/* What is left for a new evaluation: free less what the running ones reserved and have not
+ * used. One that uses more than it reserved counts at what it uses (free already lacks it). */
 admit_bytes admit_left(admit_bytes free, const admit_eval *ev, int nev);
-enum { ADMIT_YES, ADMIT_WAIT_SCRATCH, ADMIT_WAIT_MEMORY };
+/* Whether an evaluation of problem p must wait for its problem's first measurement: p is not
+ * measured yet (no evaluation of it that ran all of its cases has ended) and one of its
+ * evaluations is running in ev. So a problem not measured yet runs one evaluation at a time,
+ * each under the default; once one has run all of its cases, admit_check alone decides. */
+int admit_unmeasured_busy(const kbv_admit *a, const admit_eval *ev, int nev, int p);
+enum { ADMIT_YES, ADMIT_WAIT_SCRATCH, ADMIT_WAIT_MEMORY, ADMIT_WAIT_MEASURE };
 /* Whether need fits in left (ADMIT_YES) or what it waits for. */
 int admit_check(admit_bytes need, admit_bytes left);
 /* Sample every running evaluation of ev: its process tree's memory, its scratch folder. */

@@ -519,6 +519,42 @@ static void ref_groups_free(ref_groups *g) { free(g->sha), free(g->group), free(
 /* Evaluations at a time: --jobs on each GPU of --gpus, or in all (run_main resolves jobs). */
 static int slot_count(const run_opts *o) { return (o->ngpus ? o->ngpus : 1) * o->jobs; }
 
+/* The order side-by-side evaluations start in: the problems in turn, each problem's entries in
+ * the manifest's order (round r starts every problem's r-th entry, the problems in the order
+ * they first appear). A manifest usually has a problem's samples in a row, and until one
+ * evaluation of a problem has ended its need is unknown, so its others wait (admission,
+ * admit_unmeasured_busy): in the manifest's order the slots would hold one problem at a time.
+ * In turns, the first slots take distinct problems, and a problem's later samples come when
+ * its first has been measured and has kept its reference side for them (refcache.c). */
+typedef struct turn_key {
+    int round, problem, q; /* its place among its problem's entries; its problem's first entry; its place */
+} turn_key;
+
+static int by_turn(const void *a, const void *b) {
+    const turn_key *x = a, *y = b;
+    if (x->round != y->round) return x->round < y->round ? -1 : 1;
+    return x->problem < y->problem ? -1 : x->problem > y->problem;
+}
+
+static int order_in_turns(const run_item *items, int *pending, int np) {
+    turn_key *t = calloc((size_t)np + 1, sizeof *t);
+    int *was = calloc((size_t)np + 1, sizeof *was);
+    if (!t || !was) return free(t), free(was), -1;
+    for (int q = 0; q < np; q++) {
+        t[q] = (turn_key){0, q, q};
+        for (int p = q - 1; p >= 0; p--) /* the latest earlier entry of its problem */
+            if (strcmp(items[pending[p]].problem, items[pending[q]].problem) == 0) {
+                t[q].round = t[p].round + 1, t[q].problem = t[p].problem;
+                break;
+            }
+        was[q] = pending[q];
+    }
+    qsort(t, (size_t)np, sizeof *t, by_turn);
+    for (int q = 0; q < np; q++) pending[q] = was[t[q].q];
+    free(t), free(was);
+    return 0;
+}
+
 /* The compile cache's folder as session.c picks it (for admission: is it on the scratch's
  * file system?); the scratch base where it lies in each evaluation's scratch. */
 static const char *compile_cache(const run_opts *o, char *buf, size_t n) {
@@ -800,8 +836,9 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
             break;
         }
         /* Fill the free slots, in the manifest's order: the next entry waits while its need
-         * does not fit (and any running) or its candidate is being compiled ahead, and the ones
-         * after it wait behind it. */
+         * does not fit (and any running), while its problem is not measured yet and one of its
+         * evaluations runs (admit_unmeasured_busy), or while its candidate is being compiled
+         * ahead; the ones after it wait behind it. */
         for (int k = 0; k < nslots && next < npending && !blocked; k++) {
             if (ev[k].pid) continue;
             if (state[first[next]] == AHEAD_RUNNING) {
@@ -813,11 +850,18 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
             int g = groups->group ? groups->group[next] : 0;
             if (admission) {
                 need = admit_need(&adm, g);
-                admit_bytes avail = admit_available(&adm), left = admit_left(admit_left(avail, ev, nslots), aev, nahead);
-                int why = running || arunning ? admit_check(need, left) : ADMIT_YES;
+                admit_bytes avail = {0, 0}, left = {0, 0};
+                int why = ADMIT_WAIT_MEASURE; /* one evaluation at a time until the problem is measured */
+                if (!admit_unmeasured_busy(&adm, ev, nslots, g)) {
+                    avail = admit_available(&adm), left = admit_left(admit_left(avail, ev, nslots), aev, nahead);
+                    why = running || arunning ? admit_check(need, left) : ADMIT_YES;
+                }
                 if (why != ADMIT_YES) {
                     if (!wait_since) wait_since = kbv_now();
-                    if (why != waiting && !o->quiet) {
+                    if (why == ADMIT_WAIT_MEASURE && why != waiting && !o->quiet) {
+                        fprintf(stderr, "kbv run: waiting to start %s (line %d): problem %s's first evaluation is still measuring what it needs\n",
+                                items[pending[next]].candidate, items[pending[next]].line, items[pending[next]].problem);
+                    } else if (why != waiting && !o->quiet) {
                         char nb[32], fb[32], rb[32];
                         int scratch = why == ADMIT_WAIT_SCRATCH;
                         long long f = scratch ? avail.scratch : avail.memory;
@@ -946,7 +990,7 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
         if (ev[k].pid) kill(ev[k].pid, SIGKILL), waitpid(ev[k].pid, NULL, 0);
     for (int k = 0; k < nahead; k++)
         if (aev[k].pid) kill(aev[k].pid, SIGKILL), waitpid(aev[k].pid, NULL, 0);
-    if (admission && nwaits && !o->quiet) fprintf(stderr, "kbv run: %d evaluation(s) waited for scratch or memory, %.0f s in all\n", nwaits, waited);
+    if (admission && nwaits && !o->quiet) fprintf(stderr, "kbv run: %d evaluation(s) waited for scratch, memory or their problem's first measurement, %.0f s in all\n", nwaits, waited);
     admit_free(&adm);
     free(csha), free(first), free(state), free(gw);
     return rc;
@@ -1113,13 +1157,15 @@ int run_main(const run_opts *opts, kbv_err *err) {
             ref_cache[0] = '\0';
         }
     }
+    int sided = o->ngpus > 0 || o->jobs > 1 || ahead_jobs(o) > 0; /* evaluations side by side: run_slots */
+    if (rc == 0 && sided && order_in_turns(items, pending, np) < 0) rc = kbv_seterr(err, "out of memory");
     ref_groups groups = {.dir = ""};
     if (rc == 0 && ref_groups_init(&groups, ref_cache, items, pending, np) < 0) rc = kbv_seterr(err, "out of memory");
     struct sigaction stop = {.sa_handler = on_stop}, old_int, old_term; /* no SA_RESTART: a wait ends on it */
     sigemptyset(&stop.sa_mask);
     g_stop = 0;
     sigaction(SIGINT, &stop, &old_int), sigaction(SIGTERM, &stop, &old_term);
-    if (rc == 0 && (o->ngpus > 0 || o->jobs > 1 || ahead_jobs(o) > 0)) {
+    if (rc == 0 && sided) {
         if (!o->quiet)
             fprintf(stderr, "kbv run: %d to evaluate in %d slot(s)%s\n", np, slot_count(o),
                     o->ngpus ? (o->jobs > 1 ? " (--jobs per GPU)" : " (one per GPU)") : "");

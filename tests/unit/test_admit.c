@@ -1,5 +1,5 @@
 /* test_admit.c -- admit.c: what is left after the running evaluations' reservations, the
- * admission decision, a problem's need before and after a measurement (slack, a published
+ * admission decision, one evaluation at a time of a problem not measured yet, a problem's need before and after a measurement (slack, a published
  * reference folder, a tmpfs scratch), and a sample of a real process tree: its scratch folder
  * found through a grandchild's working folder, its bytes, its kept reference outputs and its
  * memory. */
@@ -14,6 +14,101 @@
 #include "check.h"
 
 #define MiB (1LL << 20)
+#define GiB (1LL << 30)
+
+/* run.c's fill of the free slots, in the manifest's order, with free bytes that do not change:
+ * the next entry (problem[*next]) starts in a free slot unless it must wait, and then the ones
+ * after it wait too. measure_rule 0: the old rule (admit_check alone); 1: as run.c does now
+ * (admit_unmeasured_busy first). How many started. */
+static int fill(const kbv_admit *a, admit_eval *ev, int nslots, const int *problem, int n, int *next, admit_bytes free_b, int measure_rule) {
+    int started = 0;
+    for (int k = 0; k < nslots && *next < n; k++) {
+        if (ev[k].pid) continue;
+        int g = problem[*next], running = 0;
+        for (int j = 0; j < nslots; j++) running += ev[j].pid != 0;
+        if (measure_rule && admit_unmeasured_busy(a, ev, nslots, g)) break;
+        admit_bytes need = admit_need(a, g);
+        if (running && admit_check(need, admit_left(free_b, ev, nslots)) != ADMIT_YES) break;
+        memset(&ev[k], 0, sizeof ev[k]);
+        ev[k].pid = 100 + *next, ev[k].problem = g, ev[k].reserved = need;
+        (*next)++, started++;
+    }
+    return started;
+}
+
+/* An evaluation ends: ran_all as admit_record's complete; what it was seen to use. */
+static void end_eval(kbv_admit *a, admit_eval *e, int ran_all, long long mem_peak, long long own_peak) {
+    e->samples = 4, e->mem_peak = mem_peak, e->own_peak = own_peak;
+    snprintf(e->scratch, sizeof e->scratch, "/nonexistent/kbv-eval");
+    admit_record(a, e, ran_all, 0);
+    e->pid = 0;
+}
+
+/* One problem not measured yet runs one evaluation at a time (the H200 run of 2026-12-04: the
+ * five samples of a problem with 1 GiB outputs, in a row in the manifest, all started under
+ * the 8 GiB default, grew to some 13 GiB each and were OOM-killed together). */
+static void test_unmeasured(void) {
+    enum { NSLOTS = 12 };
+    admit_problem probs[8];
+    kbv_admit a;
+    admit_eval ev[NSLOTS];
+    memset(&a, 0, sizeof a), memset(probs, 0, sizeof probs);
+    a.problems = probs, a.nproblems = 8; /* no reference folder, no compile cache, not a tmpfs */
+    admit_bytes lots = {100 * GiB, 100 * GiB};
+    const int five[] = {0, 0, 0, 0, 0, 1}; /* five samples of problem 0, then problem 1 */
+    int next = 0;
+
+    /* failing before: the default fits five times over, so all five started at once */
+    memset(ev, 0, sizeof ev);
+    CHECK(fill(&a, ev, NSLOTS, five, 6, &next, lots, 0) == 6);
+    /* now: one of problem 0, and the rest wait behind the next one, in the manifest's order */
+    memset(ev, 0, sizeof ev), next = 0;
+    CHECK(fill(&a, ev, NSLOTS, five, 6, &next, lots, 1) == 1 && next == 1);
+    CHECK(admit_unmeasured_busy(&a, ev, NSLOTS, 0) && !admit_unmeasured_busy(&a, ev, NSLOTS, 1));
+    CHECK(fill(&a, ev, NSLOTS, five, 6, &next, lots, 1) == 0 && next == 1); /* still measuring */
+    /* it stops early (a compile error): the next one starts, again alone */
+    end_eval(&a, &ev[0], 0, 300 * MiB, 10 * MiB);
+    CHECK(!probs[0].measured && !admit_unmeasured_busy(&a, ev, NSLOTS, 0));
+    CHECK(fill(&a, ev, NSLOTS, five, 6, &next, lots, 1) == 1 && next == 2);
+    /* it runs all of its cases, at 12 GiB: the rest by the normal rule, need 15.1 GiB each, so
+     * two fit in 40 GiB and the third waits (with 100 GiB, all three and problem 1) */
+    end_eval(&a, &ev[0], 1, 12 * GiB, 100 * MiB);
+    CHECK(probs[0].measured && !admit_unmeasured_busy(&a, ev, NSLOTS, 0));
+    CHECK(admit_need(&a, 0).memory == 12 * GiB + 3 * GiB + ADMIT_SLACK_BYTES);
+    int saved = next;
+    CHECK(fill(&a, ev, NSLOTS, five, 6, &next, (admit_bytes){100 * GiB, 40 * GiB}, 1) == 2 && next == 4);
+    for (int k = 0; k < NSLOTS; k++) ev[k].pid = 0;
+    next = saved;
+    CHECK(fill(&a, ev, NSLOTS, five, 6, &next, lots, 1) == 4 && next == 6);
+
+    /* different problems not measured yet still start together, each under the default */
+    const int apart[] = {2, 3, 4, 5, 6};
+    memset(ev, 0, sizeof ev), next = 0;
+    CHECK(fill(&a, ev, NSLOTS, apart, 5, &next, lots, 1) == 5);
+    /* a measured problem's evaluations start together when they fit */
+    const int same[] = {0, 0, 0, 0, 0};
+    memset(ev, 0, sizeof ev), next = 0;
+    CHECK(fill(&a, ev, NSLOTS, same, 5, &next, (admit_bytes){100 * GiB, 80 * GiB}, 1) == 5);
+    /* with nothing running, an entry always starts, even one that does not fit */
+    memset(ev, 0, sizeof ev), next = 0;
+    CHECK(fill(&a, ev, NSLOTS, apart, 5, &next, (admit_bytes){1 * GiB, 1 * GiB}, 1) == 1);
+    /* a free slot (pid 0) or another problem's evaluation is no reason to wait; nor is a
+     * problem index outside the run's */
+    memset(ev, 0, sizeof ev);
+    ev[3].problem = 7, ev[4].pid = 5, ev[4].problem = 6;
+    CHECK(!admit_unmeasured_busy(&a, ev, NSLOTS, 7) && admit_unmeasured_busy(&a, ev, NSLOTS, 6));
+    CHECK(!admit_unmeasured_busy(&a, ev, NSLOTS, -1) && !admit_unmeasured_busy(&a, ev, NSLOTS, 8));
+
+    /* A running evaluation that grew past its reservation counts at what it uses (free already
+     * lacks it), not at its reservation: nothing more is taken off; one below it holds the rest. */
+    memset(ev, 0, sizeof ev);
+    ev[0].pid = 1, ev[0].reserved = (admit_bytes){4 * GiB, 8 * GiB}, ev[0].used = (admit_bytes){5 * GiB, 12 * GiB};
+    admit_bytes left = admit_left((admit_bytes){20 * GiB, 30 * GiB}, ev, NSLOTS);
+    CHECK(left.scratch == 20 * GiB && left.memory == 30 * GiB);
+    ev[0].used = (admit_bytes){1 * GiB, 2 * GiB};
+    left = admit_left((admit_bytes){20 * GiB, 30 * GiB}, ev, NSLOTS);
+    CHECK(left.scratch == 17 * GiB && left.memory == 24 * GiB);
+}
 
 static void write_file(const char *path, long long bytes) {
     FILE *f = fopen(path, "wb");
@@ -44,6 +139,7 @@ int main(void) {
     CHECK_STR(b, "3.0 GiB");
     admit_format(40 * MiB, b, sizeof b);
     CHECK_STR(b, "40 MiB");
+    test_unmeasured();
 
     /* A scratch base with the run's reference folder in it, on the file system of /tmp. */
     char base[] = "/tmp/kbv-test-admit-XXXXXX", cache[PATH_MAX], scratch[PATH_MAX], kept[PATH_MAX + 100], pub[PATH_MAX + 100];
