@@ -205,3 +205,12 @@ void gpus_lock_path(const char *scratch_base, const char *id, char *out, size_t 
         if (!isalnum((unsigned char)*p) && *p != '-' && *p != '.') *p = '_';
     snprintf(out, outlen, "%s/kbv-gpu-%s.lock", scratch_base, safe);
 }
+
+int gpus_lock_held(const char *line, unsigned *maj, unsigned *min, unsigned long *ino, int *exclusive) {
+    char type[16], mode[16];
+    /* "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; "1: -> FLOCK ..." waits for it */
+    if (strstr(line, "->") || sscanf(line, "%*d: %15s %*s %15s %*d %x:%x:%lu", type, mode, maj, min, ino) != 5 || strcmp(type, "FLOCK") != 0)
+        return 0;
+    *exclusive = strcmp(mode, "WRITE") == 0;
+    return 1;
+}

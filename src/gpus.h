@@ -60,6 +60,11 @@ int gpus_select(const char *root, const char *cvd, const char *spec, kbv_gpu *ou
  * the first slots go to distinct GPUs. 0 without --gpus. */
 int gpus_slot(int k, int ngpus);
 
+/* One line of /proc/locks as a GPU lock record: 1 for a lock held (not waited for: "->") by
+ * flock, with the device and inode of its file and whether it is held alone (WRITE: timing)
+ * or shared (READ: cases); 0 for any other line. */
+int gpus_lock_held(const char *line, unsigned *maj, unsigned *min, unsigned long *ino, int *exclusive);
+
 /* The lock file of the GPU with identity id: BASE/kbv-gpu-<id>.lock, each character of id
  * other than letters, digits, '-' and '.' made '_'. */
 void gpus_lock_path(const char *scratch_base, const char *id, char *out, size_t outlen);

@@ -703,6 +703,7 @@ typedef struct run_times {
     int nevals;                /* evaluations stored now */
     int ngpus;                 /* GPU locks watched (0: GPU busy time not measured) */
     double gpu_busy;           /* seconds some evaluation held a GPU's lock, summed over the GPUs */
+    double gpu_alone;          /* ... of them, held alone (timing: kbv's, the standard and paper steps') */
     double slot_wait;          /* seconds free slots waited for their next entry's compile-ahead */
     int ahead_jobs, ahead_started, ahead_built, ahead_failed, ahead_hits;
     double ahead_s; /* the compile-ahead workers' wall time, summed */
@@ -768,20 +769,21 @@ static void gpu_watch_sample(gpu_watch *w, run_times *t) {
     }
     FILE *f = fopen("/proc/locks", "re");
     if (!f) return;
-    int busy[64] = {0};
+    int busy[64] = {0}; /* 1: held shared (cases), 2: held alone (timing) */
     char line[256];
     while (fgets(line, sizeof line, f)) {
-        char type[16];
         unsigned maj, min;
         unsigned long ino;
-        /* "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; "1: -> FLOCK ..." waits for it */
-        if (strstr(line, "->") || sscanf(line, "%*d: %15s %*s %*s %*d %x:%x:%lu", type, &maj, &min, &ino) != 4 || strcmp(type, "FLOCK") != 0) continue;
+        int alone;
+        if (!gpus_lock_held(line, &maj, &min, &ino, &alone)) continue;
         for (int j = 0; j < w->n; j++)
-            if (w->found[j] && w->ino[j] == ino && w->maj[j] == maj && w->min[j] == min) busy[j] = 1;
+            if (w->found[j] && w->ino[j] == ino && w->maj[j] == maj && w->min[j] == min && busy[j] < 1 + alone) busy[j] = 1 + alone;
     }
     fclose(f);
-    for (int j = 0; j < w->n; j++)
+    for (int j = 0; j < w->n; j++) {
         if (busy[j]) t->gpu_busy += dt;
+        if (busy[j] == 2) t->gpu_alone += dt;
+    }
 }
 
 /* The candidate's SHA-256 in an entry's key (run_key: "PSHA:CSHA:..."); "" when unreadable. */
@@ -1009,6 +1011,7 @@ static void times_report(const run_opts *o, const run_times *t, long long run_id
         json_object_set_new(j, "phases_s", ph ? ph : json_null());
         json_object_set_new(j, "gpu_busy_s", t->ngpus ? json_real(t->gpu_busy) : json_null());
         json_object_set_new(j, "gpu_busy_share", share >= 0 ? json_real(share) : json_null());
+        json_object_set_new(j, "gpu_alone_s", t->ngpus ? json_real(t->gpu_alone) : json_null());
         json_object_set_new(j, "compile_ahead", json_pack("{s:i, s:i, s:i, s:i, s:i, s:f, s:f}", "jobs", t->ahead_jobs, "started", t->ahead_started,
                                                           "built", t->ahead_built, "failed", t->ahead_failed, "hits", t->ahead_hits, "seconds",
                                                           t->ahead_s, "slot_wait_s", t->slot_wait));
@@ -1029,8 +1032,8 @@ static void times_report(const run_opts *o, const run_times *t, long long run_id
         if (t->phase[k] > 0) fprintf(stderr, " %s %.0f s", kbv_phase_names[k], t->phase[k]);
     fputc('\n', stderr);
     if (t->ngpus)
-        fprintf(stderr, "kbv run: GPU busy (an evaluation held its lock) %.0f s of %.0f s: %.0f%% on %d GPU(s)\n", t->gpu_busy, wall * t->ngpus,
-                100 * share, t->ngpus);
+        fprintf(stderr, "kbv run: GPU busy (an evaluation held its lock) %.0f s of %.0f s: %.0f%% on %d GPU(s); held alone (timing) %.0f s: %.0f%%\n",
+                t->gpu_busy, wall * t->ngpus, 100 * share, t->ngpus, t->gpu_alone, wall > 0 ? 100 * t->gpu_alone / (wall * t->ngpus) : 0);
     else fprintf(stderr, "kbv run: GPU busy: not measured (%s)\n", on_gpu(o) ? "--jobs 1: no GPU lock" : "on the CPU");
     if (t->ahead_jobs)
         fprintf(stderr,

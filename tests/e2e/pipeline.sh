@@ -70,7 +70,7 @@ else
     [ "$(num .compile_ahead.started)" = 2 ] && [ "$(num .compile_ahead.built)" = 1 ] && [ "$(num .compile_ahead.failed)" = 1 ] &&
         ok "two compiles ahead (one per candidate's bytes): one built, one failed" || not_ok "compiles ahead" "$(num .compile_ahead)"
     [ "$(num .compile_ahead.hits)" = 2 ] && ok "both evaluations of the built candidate found it built" || not_ok "hits" "$(num .compile_ahead)"
-    [ "$(num .gpu_busy_share)" = null ] && ok "no GPU busy share on the CPU" || not_ok "no GPU busy share on the CPU" "$J"
+    [ "$(num .gpu_busy_share)" = null ] && [ "$(num .gpu_alone_s)" = null ] && ok "no GPU busy share (or time held alone) on the CPU" || not_ok "no GPU busy share on the CPU" "$J"
     awk -v c="$(num .phases_s.candidate_load)" -v r="$(num .phases_s.reference)" 'BEGIN { exit !(c > 0 && r > 0) }' &&
         ok "summed phases (reference, candidate_load) are there" || not_ok "summed phases" "$(num .phases_s)"
     # Built ahead: the evaluation's load is a fraction of what the compile ahead took. Torch

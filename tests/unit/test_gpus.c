@@ -231,6 +231,20 @@ int main(void) {
     snprintf(msg, sizeof msg, "error -2: --gpus 0: no NVIDIA GPU visible (%s/proc/driver/nvidia/gpus, CUDA_VISIBLE_DEVICES '')", four);
     CHECK_STR(slots(four, "", "0", 1), msg);
 
+    /* /proc/locks as the time report reads it: flock holds, shared or alone; not waiters,
+     * POSIX or OFD locks. */
+    unsigned maj = 0, min = 0;
+    unsigned long ino = 0;
+    int alone = -1;
+    CHECK(gpus_lock_held("1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF\n", &maj, &min, &ino, &alone) == 1);
+    CHECK(maj == 0xfd && min == 1 && ino == 5678 && alone == 1);
+    CHECK(gpus_lock_held("2: FLOCK  ADVISORY  READ 1235 00:2a:77 0 EOF\n", &maj, &min, &ino, &alone) == 1);
+    CHECK(maj == 0 && min == 0x2a && ino == 77 && alone == 0);
+    CHECK(gpus_lock_held("3: -> FLOCK  ADVISORY  WRITE 1236 00:2a:77 0 EOF\n", &maj, &min, &ino, &alone) == 0);
+    CHECK(gpus_lock_held("4: POSIX  ADVISORY  WRITE 1237 08:01:99 0 EOF\n", &maj, &min, &ino, &alone) == 0);
+    CHECK(gpus_lock_held("5: OFDLCK ADVISORY  READ  -1 00:05:1 0 EOF\n", &maj, &min, &ino, &alone) == 0);
+    CHECK(gpus_lock_held("garbage\n", &maj, &min, &ino, &alone) == 0);
+
     char cmd[PATH_MAX + 16];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
     if (system(cmd) != 0) fprintf(stderr, "test_gpus: could not remove %s\n", base);
