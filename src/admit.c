@@ -217,6 +217,11 @@ int admit_unmeasured_busy(const kbv_admit *a, const admit_eval *ev, int nev, int
     return 0;
 }
 
+int admit_decide(const kbv_admit *a, const admit_eval *ev, int nev, int p, admit_bytes need, admit_bytes left, int running) {
+    if (admit_unmeasured_busy(a, ev, nev, p)) return ADMIT_WAIT_MEASURE;
+    return running ? admit_check(need, left) : ADMIT_YES;
+}
+
 int admit_check(admit_bytes need, admit_bytes left) {
     if (left.scratch != ADMIT_UNKNOWN && need.scratch > left.scratch) return ADMIT_WAIT_SCRATCH;
     if (left.memory != ADMIT_UNKNOWN && need.memory > left.memory) return ADMIT_WAIT_MEMORY;

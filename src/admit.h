@@ -85,6 +85,10 @@ int admit_unmeasured_busy(const kbv_admit *a, const admit_eval *ev, int nev, int
 enum { ADMIT_YES, ADMIT_WAIT_SCRATCH, ADMIT_WAIT_MEMORY, ADMIT_WAIT_MEASURE };
 /* Whether need fits in left (ADMIT_YES) or what it waits for. */
 int admit_check(admit_bytes need, admit_bytes left);
+/* Whether the next evaluation, of problem p with need, starts now (ADMIT_YES) or what it waits
+ * for: its problem's first measurement (admit_unmeasured_busy), else room (admit_check), unless
+ * nothing is running (running 0: it always starts). left: admit_left of what is free. */
+int admit_decide(const kbv_admit *a, const admit_eval *ev, int nev, int p, admit_bytes need, admit_bytes left, int running);
 /* Sample every running evaluation of ev: its process tree's memory, its scratch folder. */
 void admit_sample(const kbv_admit *a, admit_eval *ev, int nev);
 /* An evaluation ended: fold what it used into its problem's figures. complete: it ran all of

@@ -68,6 +68,7 @@ int gpus_physical(const char *root, kbv_gpu *out, int max) {
         kbv_gpu *g = &out[n++];
         memset(g, 0, sizeof *g);
         snprintf(g->bus, sizeof g->bus, "%s", e->d_name);
+        read_field(info, "GPU UUID", g->id, sizeof g->id); /* kept below only if it is one */
     }
     closedir(d);
     /* CUDA's PCI_BUS_ID order: domain, bus, device, function, which the driver's fixed-width
@@ -75,12 +76,9 @@ int gpus_physical(const char *root, kbv_gpu *out, int max) {
     qsort(out, (size_t)n, sizeof *out, by_bus);
     for (int i = 0; i < n; i++) {
         kbv_gpu *g = &out[i];
-        char info[PATH_MAX + 64], uuid[80];
-        snprintf(info, sizeof info, "%s/%s/information", dir, g->bus);
-        read_field(info, "GPU UUID", uuid, sizeof uuid);
         g->index = i;
-        if (strncmp(uuid, "GPU-", 4) == 0) {
-            snprintf(g->id, sizeof g->id, "%s", uuid), snprintf(g->cvd, sizeof g->cvd, "%s", uuid);
+        if (strncmp(g->id, "GPU-", 4) == 0) {
+            snprintf(g->cvd, sizeof g->cvd, "%s", g->id);
         } else { /* no UUID to name it by: the bus id for the lock, the index for CUDA */
             snprintf(g->id, sizeof g->id, "pci-%s", g->bus), snprintf(g->cvd, sizeof g->cvd, "%d", i);
         }

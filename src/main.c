@@ -234,7 +234,7 @@ static int cmd_eval(int argc, char **argv, int mode) {
     int resume = 0, no_reuse = 0, no_admission = 0, shard_i = 0, shard_n = 1, jobs = 0, ngpus = 0, child_entry = -1, compile_jobs = 0;
     long long child_run = 0;
     int protocol_set = 0;
-    const char *gpus[64];
+    static kbv_gpu gpus[GPUS_MAX]; /* --gpus's, as gpus_select chose them */
     eval_opts o;
     eval_opts_default(&o);
     o.gpu_lock = getenv("KBV_GPU_LOCK"); /* set by kbv run for its children; docs/results.md */
@@ -280,14 +280,12 @@ static int cmd_eval(int argc, char **argv, int mode) {
             NEED_VALUE();
             /* "all" or indices into the GPUs this process sees (CUDA_VISIBLE_DEVICES, as CUDA
              * counts them); each child gets its GPU's own CUDA_VISIBLE_DEVICES (gpus.h). */
-            static kbv_gpu chosen[GPUS_MAX];
             kbv_err gerr = {{0}};
-            ngpus = gpus_select(GPUS_ROOT, getenv("CUDA_VISIBLE_DEVICES"), val, chosen, GPUS_MAX, &gerr);
+            ngpus = gpus_select(GPUS_ROOT, getenv("CUDA_VISIBLE_DEVICES"), val, gpus, GPUS_MAX, &gerr);
             if (ngpus < 0) {
                 say("kbv run: %s\n", gerr.msg);
                 return ngpus == GPUS_NONE ? EXIT_INTERNAL : EXIT_USAGE;
             }
-            for (int k = 0; k < ngpus; k++) gpus[k] = chosen[k].cvd;
         } else if (mode == 2 && strcmp(a, "--jobs") == 0) {
             NEED_VALUE();
             if (num_opt("run", a, val, 1, 64, 1, "an integer from 1 to 64", &v) < 0) return EXIT_USAGE;
@@ -495,13 +493,13 @@ static int cmd_eval(int argc, char **argv, int mode) {
                        .shard_i = shard_i,
                        .shard_n = shard_n,
                        .quiet = !o.verbose,
+                       .gpus = gpus,
                        .ngpus = child_entry >= 0 ? 0 : ngpus,
                        .jobs = child_entry >= 0 ? 0 : jobs,
                        .argc = g_argc,
                        .argv = g_argv,
                        .child_entry = child_entry,
                        .child_run = child_run};
-        for (int k = 0; k < ngpus; k++) ro.gpus[k] = gpus[k];
         int rc = run_main(&ro, &err);
         if (rc < 0) {
             say("kbv run: %s\n", err.msg);

@@ -418,24 +418,23 @@ static void progress(const run_opts *o, int done, int total, int stored, double 
  * scratch folder: evaluations on one GPU time alone (util.h, kbv_gpulock). Empty on the CPU. */
 static int on_gpu(const run_opts *o) { return strcmp(eval_device(o->eval.device), "cuda") == 0; }
 
-/* Keyed by the physical GPU (gpus.h): the one behind the slot's CUDA_VISIBLE_DEVICES (o->gpus
- * holds each --gpus GPU's), or without --gpus the first this process sees, as its children do;
- * the lock a `kbv eval` on that GPU takes too (eval.c). */
+/* Keyed by the physical GPU (gpus.h): slot k's --gpus GPU, or without --gpus the first this
+ * process sees, as its children do; the lock a `kbv eval` on that GPU takes too (eval.c). */
 static void gpu_lock_path(const run_opts *o, int k, char *out, size_t outlen) {
     out[0] = '\0';
     if (!on_gpu(o)) return;
     kbv_gpu g;
-    gpus_default(GPUS_ROOT, o->ngpus ? o->gpus[gpus_slot(k, o->ngpus)] : getenv("CUDA_VISIBLE_DEVICES"), &g);
+    if (o->ngpus) g = o->gpus[gpus_slot(k, o->ngpus)];
+    else gpus_default(GPUS_ROOT, getenv("CUDA_VISIBLE_DEVICES"), &g);
     gpus_lock_path(kbv_scratch_base(o->eval.scratch_base), g.id, out, outlen);
 }
 
-/* A --gpus GPU (its children's CUDA_VISIBLE_DEVICES) as progress lines name it: its index
- * among the GPUs this process can open (PCI bus order: nvidia-smi's outside a cgroup) and its UUID's first 8
- * hex digits, "3 (GPU-1a2b3c4d)"; what kbv cannot map, as written. */
-static void gpu_label(const char *cvd, char *out, size_t outlen) {
-    kbv_gpu g;
-    if (gpus_default(GPUS_ROOT, cvd, &g) && g.index >= 0 && strncmp(g.id, "GPU-", 4) == 0) snprintf(out, outlen, "%d (%.12s)", g.index, g.id);
-    else snprintf(out, outlen, "%s", cvd);
+/* A --gpus GPU as progress lines name it: its index among the GPUs this process can open (PCI
+ * bus order: nvidia-smi's outside a cgroup) and its UUID's first 8 hex digits, "3
+ * (GPU-1a2b3c4d)"; what kbv cannot map, as written. */
+static void gpu_label(const kbv_gpu *g, char *out, size_t outlen) {
+    if (g->index >= 0 && strncmp(g->id, "GPU-", 4) == 0) snprintf(out, outlen, "%d (%.12s)", g->index, g->id);
+    else snprintf(out, outlen, "%s", g->cvd);
 }
 
 /* A child kbv for entry i on slot k: the parent's command line plus --child I:RUN; it records
@@ -466,7 +465,7 @@ static pid_t spawn_child(const run_opts *o, int i, long long run_id, int k, doub
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* a killed parent takes its children along */
         signal(SIGINT, SIG_IGN);            /* a terminal's Ctrl-C is the parent's to handle (on_stop) */
         /* its GPU alone: by UUID where kbv knows it (gpus.h), so that no device order matters */
-        if (o->ngpus) setenv("CUDA_VISIBLE_DEVICES", o->gpus[gpus_slot(k, o->ngpus)], 1), setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
+        if (o->ngpus) setenv("CUDA_VISIBLE_DEVICES", o->gpus[gpus_slot(k, o->ngpus)].cvd, 1), setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
         if (lock[0]) setenv("KBV_GPU_LOCK", lock, 1);
         if (admission_wait >= 0) setenv("KBV_ADMISSION_WAIT", waited, 1);
         else unsetenv("KBV_ADMISSION_WAIT");
@@ -681,7 +680,7 @@ static int ahead_load(const eval_opts *eo, const run_item *it, const char *cache
 /* Start the compile-ahead of entry it in a child process: its pid, or -1 (err set). */
 static pid_t ahead_spawn(const run_opts *o, const eval_opts *eo, const run_item *it, const char *cache, kbv_err *err) {
     static int turn; /* the GPUs in turn: each worker's CUDA context takes memory where it starts */
-    const char *gpu = o->ngpus ? o->gpus[gpus_slot(turn++, o->ngpus)] : NULL;
+    const char *gpu = o->ngpus ? o->gpus[gpus_slot(turn++, o->ngpus)].cvd : NULL;
     fflush(NULL); /* nothing buffered is written twice */
     pid_t pid = fork();
     if (pid == 0) {
@@ -852,12 +851,8 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
             int g = groups->group ? groups->group[next] : 0;
             if (admission) {
                 need = admit_need(&adm, g);
-                admit_bytes avail = {0, 0}, left = {0, 0};
-                int why = ADMIT_WAIT_MEASURE; /* one evaluation at a time until the problem is measured */
-                if (!admit_unmeasured_busy(&adm, ev, nslots, g)) {
-                    avail = admit_available(&adm), left = admit_left(admit_left(avail, ev, nslots), aev, nahead);
-                    why = running || arunning ? admit_check(need, left) : ADMIT_YES;
-                }
+                admit_bytes avail = admit_available(&adm), left = admit_left(admit_left(avail, ev, nslots), aev, nahead);
+                int why = admit_decide(&adm, ev, nslots, g, need, left, running || arunning);
                 if (why != ADMIT_YES) {
                     if (!wait_since) wait_since = kbv_now();
                     if (why == ADMIT_WAIT_MEASURE && why != waiting && !o->quiet) {
@@ -980,7 +975,7 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
                 for (int v = 0; v < KBV_STATUS_COUNT; v++)
                     if (strcmp(status, kbv_status_name((kbv_status)v)) == 0) counts[v]++;
                 char gpu[128] = "";
-                if (o->ngpus) gpu_label(o->gpus[gpus_slot(k, o->ngpus)], gpu, sizeof gpu);
+                if (o->ngpus) gpu_label(&o->gpus[gpus_slot(k, o->ngpus)], gpu, sizeof gpu);
                 snprintf(what, sizeof what, "%s %s: %s%s%s", items[i].model, items[i].candidate, status, o->ngpus ? " on GPU " : "", gpu);
                 progress(o, done, total, stored, t0, what);
             }

@@ -11,6 +11,7 @@
 #define KBV_RUN_H
 
 #include "eval.h"
+#include "gpus.h"
 #include "util.h"
 
 typedef struct run_item {
@@ -45,11 +46,12 @@ typedef struct run_opts {
     int shard_i, shard_n; /* 0/1: everything */
     int quiet;
     /* Parallel slots: each evaluation runs in a child kbv (`--child I:RUN`), `jobs` of them
-     * on each GPU of gpus (each the CUDA_VISIBLE_DEVICES its children get: its UUID where
-     * kbv knows it, gpus.h) or on the visible one(s); jobs 0: 8 (or half
-     * the cores) on a GPU, 1 on the CPU. Evaluations sharing a GPU time under its lock; one
-     * starts only when its scratch and memory fit (admit.h) unless no_admission. */
-    const char *gpus[64];
+     * on each GPU of gpus (as --gpus chose them, gpus_select: each GPU's lock is its id's, its
+     * children's CUDA_VISIBLE_DEVICES its cvd, its UUID where kbv knows it) or on the visible
+     * one(s); jobs 0: 8 (or half the cores) on a GPU, 1 on the CPU. Evaluations sharing a GPU
+     * time under its lock; one starts only when its scratch and memory fit (admit.h) unless
+     * no_admission. */
+    const kbv_gpu *gpus;
     int ngpus, jobs;
     /* --compile-jobs: candidates' workers that only load the next entries' candidates, ahead
      * of their evaluations, so that the compile (load_inline) runs on the CPU while earlier

@@ -16,19 +16,18 @@
 #define MiB (1LL << 20)
 #define GiB (1LL << 30)
 
-/* run.c's fill of the free slots, in the manifest's order, with free bytes that do not change:
- * the next entry (problem[*next]) starts in a free slot unless it must wait, and then the ones
- * after it wait too. measure_rule 0: the old rule (admit_check alone); 1: as run.c does now
- * (admit_unmeasured_busy first). How many started. */
+/* run.c's fill of the free slots, in their order, with free bytes that do not change: the next
+ * entry (problem[*next]) starts in a free slot unless it must wait, and then the ones after it
+ * wait too. measure_rule 0: the old rule (admit_check alone); 1: run.c's (admit_decide). How
+ * many started. */
 static int fill(const kbv_admit *a, admit_eval *ev, int nslots, const int *problem, int n, int *next, admit_bytes free_b, int measure_rule) {
     int started = 0;
     for (int k = 0; k < nslots && *next < n; k++) {
         if (ev[k].pid) continue;
         int g = problem[*next], running = 0;
         for (int j = 0; j < nslots; j++) running += ev[j].pid != 0;
-        if (measure_rule && admit_unmeasured_busy(a, ev, nslots, g)) break;
-        admit_bytes need = admit_need(a, g);
-        if (running && admit_check(need, admit_left(free_b, ev, nslots)) != ADMIT_YES) break;
+        admit_bytes need = admit_need(a, g), left = admit_left(free_b, ev, nslots);
+        if (measure_rule ? admit_decide(a, ev, nslots, g, need, left, running) != ADMIT_YES : running && admit_check(need, left) != ADMIT_YES) break;
         memset(&ev[k], 0, sizeof ev[k]);
         ev[k].pid = 100 + *next, ev[k].problem = g, ev[k].reserved = need;
         (*next)++, started++;
