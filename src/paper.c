@@ -115,25 +115,35 @@ static int paper_check(eval_ctx *c, kbv_proc *w, int only, kbv_case *cases, int 
     kbv_paper *pp = &c->r->paper;
     kbv_reply rep;
     char prefix[PATH_MAX + 32];
-    snprintf(prefix, sizeof prefix, "%s/std/p", c->scratch);
-    json_t *cmd = json_pack("{s:s, s:s, s:i, s:i, s:f}", "op", "paper", "prefix", prefix, "first", 0, "trials", pp->trials, "scale", 1.0);
-    if (paper_step(c, w, cmd, c->o->timeout_s * pp->trials, "paper check", only, 0, NULL, &rep, err)) return 1;
-    for (int t = 0; t < rep.ntrials && t < PAPER_TRIALS; t++) {
+    json_t *cmd;
+    /* One trial a command, its outputs read (and deleted) before the next: never more than one
+     * trial's outputs on disk (the standard step's five of 1 GiB went over a candidate folder's
+     * budget on the H200; standard.c). The worker keeps its two models between commands. */
+    for (int t = 0; t < pp->trials && t < PAPER_TRIALS; t++) {
+        snprintf(prefix, sizeof prefix, "%s/std/p%d_", c->scratch, t);
+        cmd = json_pack("{s:s, s:s, s:i, s:i, s:f}", "op", "paper", "prefix", prefix, "first", t, "trials", 1, "scale", 1.0);
+        if (paper_step(c, w, cmd, c->o->timeout_s, "paper check", only, 0, NULL, &rep, err)) {
+            pp->trials_passed = 0, *ncases = 0; /* as when its one command failed */
+            return 1;
+        }
         kbv_case *kc = &cases[(*ncases)++];
         int nonfinite;
         memset(kc, 0, sizeof *kc);
         snprintf(kc->distribution, sizeof kc->distribution, "nominal");
         snprintf(kc->domain, sizeof kc->domain, "paper");
-        if (paper_judge(c, &rep.trials[t], prefix, t, kc, &nonfinite, err) < 0) {
+        if (rep.ntrials != 1) { /* asked for one: another count judges nothing, and fails it */
+            kc->evaluated = 1, kc->klass = -1;
+            snprintf(kc->detail, sizeof kc->detail, "the worker replied with %d trials, asked for one", rep.ntrials);
+        } else if (paper_judge(c, &rep.trials[0], prefix, 0, kc, &nonfinite, err) < 0) {
             reply_free(&rep);
             c->failure = FAILURE_KBV;
             result_add_error(c->r, "the paper protocol's trial %d: %s (kbv's own exhaustion)", t, err->msg);
             return -1;
         }
+        reply_free(&rep);
         pp->trials_passed += kc->passed;
         if (!kc->passed && !pp->detail[0]) snprintf(pp->detail, sizeof pp->detail, "trial %d: %s", t, kc->detail);
     }
-    reply_free(&rep);
     if (pp->trials_passed < pp->trials) { /* the published hidden check runs only after the trials pass */
         for (int k = 0; k < KBV_PAPER_VARIANTS; k++) snprintf(pp->variants[k].detail, sizeof pp->variants[k].detail, "not run: a trial failed");
         return 0;
@@ -243,20 +253,19 @@ void paper_run(eval_ctx *c, int only, kbv_err *err) {
         proc_kill(&w), proc_free(&w);
         return;
     }
-    if (kbv_gpulock_set(&c->lock, 2, err) < 0) { /* its checks and timing alone on the GPU: kbv's failure */
-        snprintf(pp->detail, sizeof pp->detail, "%s", err->msg);
-        pp->status = verdict_status(&(verdict_in){.failure = FAILURE_KBV});
-        c->failure = FAILURE_KBV;
-        result_add_error(r, "the paper protocol: %s", err->msg);
-        proc_kill(&w), proc_free(&w);
-        return;
-    }
     kbv_case cases[PAPER_TRIALS + KBV_PAPER_VARIANTS];
     int ncases = 0;
-    s = paper_check(c, &w, only, cases, &ncases, err);
+    /* Its checks share the GPU like kbv's own cases; its timing and memory have it alone. */
+    int locked = kbv_gpulock_set(&c->lock, 1, err);
+    s = locked < 0 ? -1 : paper_check(c, &w, only, cases, &ncases, err);
     if (s == 0) paper_verdict(pp, cases, ncases);
-    if (s == 0 && pp->correct) s = paper_measure(c, &w, only, err);
+    if (s == 0 && pp->correct) s = (locked = kbv_gpulock_set(&c->lock, 2, err)) < 0 ? -1 : paper_measure(c, &w, only, err);
     kbv_gpulock_set(&c->lock, 0, NULL);
+    if (locked < 0) { /* kbv's failure */
+        snprintf(pp->detail, sizeof pp->detail, "%s", err->msg);
+        c->failure = FAILURE_KBV;
+        result_add_error(r, "the paper protocol: %s", err->msg);
+    }
     if (s != 0) { /* the status and detail say why (paper_failed), or kbv failed */
         if (s < 0) pp->status = verdict_status(&(verdict_in){.failure = FAILURE_KBV});
         pp->timed = 0;

@@ -245,8 +245,15 @@ proc_result session_step(eval_ctx *c, kbv_proc *p, json_t *cmd, double timeout, 
         kbv_seterr(err, "out of memory");
         return PROC_ERROR;
     }
+    /* Shared GPU work holds the lock for this command only (util.h); the wait for it is not
+     * the command's time. */
+    if (kbv_gpulock_enter(&c->lock, err) < 0) {
+        json_decref(cmd);
+        return PROC_ERROR;
+    }
     double t0 = kbv_now();
     proc_result pr = proc_request(p, cmd, timeout, &msg, err);
+    kbv_gpulock_leave(&c->lock);
     json_decref(cmd);
     record_scratch_peak(c, p);
     profile_add(c, p, op, "s", kbv_now() - t0);

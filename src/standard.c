@@ -38,6 +38,35 @@ int standard_read_trial(eval_ctx *c, reply_trial *tr, const char *prefix, int t,
     return rrc < 0 ? -1 : nrc < 0 ? -2 : 0;
 }
 
+/* Judge trial t's outputs (read, then deleted) with KernelBench's allclose into *kc and the
+ * running figures. 0, or -3 when kbv had no memory or descriptor to read them. */
+static int standard_judge(eval_ctx *c, reply_trial *tr, const char *prefix, int t, kbv_case *kc, kbv_standard *acc, kbv_err *err) {
+    kbv_tensor *ro = NULL, *no = NULL;
+    int rn = 0, nn = 0, pass = 1;
+    char why[200] = "";
+    if (standard_read_trial(c, tr, prefix, t, &ro, &rn, &no, &nn, &pass, why, sizeof why, err) == -3) return -3;
+    double tol = 0, worst = 0;
+    for (int k = 0; pass && k < rn; k++) {
+        tol = c->o->standard_tol > 0 ? c->o->standard_tol : (ro[k].dtype == KBV_DT_F16 || ro[k].dtype == KBV_DT_BF16) ? 1e-2 : 1e-4;
+        double m;
+        pass = judge_kernelbench_allclose(&ro[k], &no[k], tol, &m, why, sizeof why);
+        if (m > worst) worst = m;
+    }
+    acc->tolerance = tol > 0 ? tol : (c->o->standard_tol > 0 ? c->o->standard_tol : 1e-4);
+    if (worst > acc->max_abs_err) acc->max_abs_err = worst;
+    acc->trials_passed += pass;
+    if (!pass && acc->correct) snprintf(acc->detail, sizeof acc->detail, "trial %d: %s", t, why);
+    acc->correct &= pass;
+    snprintf(kc->distribution, sizeof kc->distribution, "nominal");
+    snprintf(kc->domain, sizeof kc->domain, "kernelbench");
+    kc->klass = -1;
+    kc->seed = (uint64_t)tr->seed;
+    kc->evaluated = 1, kc->passed = pass, kc->max_abs_err = worst, kc->atol = kc->rtol = acc->tolerance;
+    if (!pass) snprintf(kc->detail, sizeof kc->detail, "%s", why);
+    session_free_outputs(ro, rn), session_free_outputs(no, nn);
+    return 0;
+}
+
 void standard_run(eval_ctx *c, int only, kbv_err *err) {
     kbv_result *r = c->r;
     kbv_standard *st = &r->standard;
@@ -53,23 +82,50 @@ void standard_run(eval_ctx *c, int only, kbv_err *err) {
         result_add_error(r, "the standard protocol's worker did not start: %s", err->msg);
         return;
     }
-    int loaded = s == 0;
+    int loaded = s == 0, ntrials = 0;
     char prefix[PATH_MAX + 32];
     snprintf(prefix, sizeof prefix, "%s/std/t", c->scratch);
-    memset(&rep, 0, sizeof rep);
+    kbv_case trials[REPLY_MAX_TRIALS]; /* the decoder allows no more */
+    kbv_standard acc = {.correct = 1};
+    kbv_reply trep;
+    memset(trials, 0, sizeof trials), memset(&trep, 0, sizeof trep);
     if (s == 0) {
-        if (kbv_gpulock_set(&c->lock, 2, err) < 0) { /* its trials and timing alone on the GPU: kbv's failure */
+        /* One trial a command, its outputs read before the next (src/worker/standard.c); the
+         * trials share the GPU like kbv's own cases, the timing has it alone. */
+        int tt = c->o->timing ? c->o->standard_trials : 0, locked = kbv_gpulock_set(&c->lock, 1, err), exhausted = 0;
+        for (int t = 0; locked == 0 && s == 0 && t < st->trials && t < REPLY_MAX_TRIALS; t++) {
+            s = session_call(c, &w, json_pack("{s:s, s:s, s:i, s:i}", "op", "standard", "prefix", prefix, "first", t, "trials", 1), c->o->timeout_s,
+                             &rep, &pr, err);
+            if (s) {
+                fail = rep;
+                break;
+            }
+            kbv_case *kc = &trials[ntrials++];
+            if (rep.ntrials != 1) { /* asked for one trial: another count judges nothing, and fails it */
+                snprintf(kc->distribution, sizeof kc->distribution, "nominal");
+                snprintf(kc->domain, sizeof kc->domain, "kernelbench");
+                kc->klass = -1, kc->evaluated = 1, kc->passed = 0;
+                snprintf(kc->detail, sizeof kc->detail, "the worker replied with %d trials, asked for one", rep.ntrials);
+                if (acc.correct) snprintf(acc.detail, sizeof acc.detail, "trial %d: %s", t, kc->detail);
+                acc.correct = 0;
+            } else if (standard_judge(c, &rep.trials[0], prefix, t, kc, &acc, err) == -3) {
+                exhausted = 1, s = -1;
+            }
+            reply_free(&rep);
+        }
+        if (locked == 0 && s == 0 && tt > 0 && (locked = kbv_gpulock_set(&c->lock, 2, err)) == 0) {
+            s = session_call(c, &w, json_pack("{s:s, s:i}", "op", "standard_time", "time_trials", tt), c->o->timeout_s, &trep, &pr, err);
+            if (s) fail = trep, memset(&trep, 0, sizeof trep); /* the failure is the timing's */
+        }
+        kbv_gpulock_set(&c->lock, 0, NULL);
+        if (locked < 0 || exhausted) { /* kbv's failure, no verdict */
             snprintf(st->detail, sizeof st->detail, "%s", err->msg);
             c->failure = FAILURE_KBV;
-            result_add_error(r, "the standard protocol: %s", err->msg);
+            if (exhausted) result_add_error(r, "the standard protocol's trial %d: %s (kbv's own exhaustion)", ntrials - 1, err->msg);
+            else result_add_error(r, "the standard protocol: %s", err->msg);
             proc_kill(&w), proc_free(&w);
             return;
         }
-        int tt = c->o->timing ? c->o->standard_trials : 0;
-        s = session_call(c, &w, json_pack("{s:s, s:s, s:i, s:i}", "op", "standard", "prefix", prefix, "trials", st->trials, "time_trials", tt),
-                         c->o->timeout_s * (st->trials + (tt > 0)), &rep, &pr, err);
-        kbv_gpulock_set(&c->lock, 0, NULL);
-        if (s) fail = rep, memset(&rep, 0, sizeof rep);
     }
     if (s) {
         kbv_failure f;
@@ -82,53 +138,21 @@ void standard_run(eval_ctx *c, int only, kbv_err *err) {
         proc_kill(&w), proc_free(&w);
         return;
     }
-    if (rep.has_time) {
+    if (trep.has_time) {
         st->timed = 1;
-        st->time_ref_ms = rep.time_ref_ms;
-        st->time_cand_ms = rep.time_cand_ms;
-        st->time_trials = (int)rep.time_trials;
+        st->time_ref_ms = trep.time_ref_ms;
+        st->time_cand_ms = trep.time_cand_ms;
+        st->time_trials = (int)trep.time_trials;
     }
-    kbv_case trials[REPLY_MAX_TRIALS]; /* the decoder allows no more */
-    memset(trials, 0, sizeof trials);
-    st->correct = 1;
-    for (int t = 0; t < rep.ntrials; t++) {
-        kbv_tensor *ro = NULL, *no = NULL;
-        int rn = 0, nn = 0, pass = 1;
-        char why[200] = "";
-        int rrc = standard_read_trial(c, &rep.trials[t], prefix, t, &ro, &rn, &no, &nn, &pass, why, sizeof why, err);
-        if (rrc == -3) { /* kbv had no memory or descriptor to read them: kbv's failure, no verdict */
-            c->failure = FAILURE_KBV;
-            result_add_error(r, "the standard protocol's trial %d: %s (kbv's own exhaustion)", t, err->msg);
-            reply_free(&rep);
-            proc_kill(&w), proc_free(&w);
-            return;
-        }
-        double tol = 0, worst = 0;
-        for (int k = 0; pass && k < rn; k++) {
-            tol = c->o->standard_tol > 0 ? c->o->standard_tol : (ro[k].dtype == KBV_DT_F16 || ro[k].dtype == KBV_DT_BF16) ? 1e-2 : 1e-4;
-            double m;
-            pass = judge_kernelbench_allclose(&ro[k], &no[k], tol, &m, why, sizeof why);
-            if (m > worst) worst = m;
-        }
-        st->tolerance = tol > 0 ? tol : (c->o->standard_tol > 0 ? c->o->standard_tol : 1e-4);
-        if (worst > st->max_abs_err) st->max_abs_err = worst;
-        st->trials_passed += pass;
-        if (!pass && st->correct) snprintf(st->detail, sizeof st->detail, "trial %d: %s", t, why);
-        st->correct &= pass;
-        kbv_case *kc = &trials[t];
-        snprintf(kc->distribution, sizeof kc->distribution, "nominal");
-        snprintf(kc->domain, sizeof kc->domain, "kernelbench");
-        kc->klass = -1;
-        kc->seed = (uint64_t)rep.trials[t].seed;
-        kc->evaluated = 1, kc->passed = pass, kc->max_abs_err = worst, kc->atol = kc->rtol = st->tolerance;
-        if (!pass) snprintf(kc->detail, sizeof kc->detail, "%s", why);
-        kbv_case *rc = only ? result_add_case(r) : NULL;
-        if (rc) *rc = *kc;
-        session_free_outputs(ro, rn), session_free_outputs(no, nn);
+    reply_free(&trep);
+    st->correct = acc.correct, st->trials_passed = acc.trials_passed, st->max_abs_err = acc.max_abs_err, st->tolerance = acc.tolerance;
+    if (acc.detail[0]) snprintf(st->detail, sizeof st->detail, "%s", acc.detail);
+    for (int t = 0; only && t < ntrials; t++) {
+        kbv_case *rc = result_add_case(r);
+        if (rc) *rc = trials[t];
     }
     /* KernelBench's verdict: its trials only (a finding does not count there). */
-    st->status = verdict_status(&(verdict_in){.cases = trials, .ncases = rep.ntrials});
-    reply_free(&rep);
+    st->status = verdict_status(&(verdict_in){.cases = trials, .ncases = ntrials});
     if (only) session_finish_candidate(c, &w, !st->correct);
     else proc_finish(&w, 5.0);
     proc_free(&w);

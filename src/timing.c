@@ -64,6 +64,16 @@ typedef struct timing {
 
 static const char *why_failed(const kbv_reply *rep, proc_result pr, const kbv_err *err) { return pr == PROC_OK ? session_reply_msg(rep) : err->msg; }
 
+/* The GPU lock in timing (util.h). Every call of the candidate or the reference that timing
+ * makes runs with the GPU to this evaluation alone, timed or not, so that the candidate cannot
+ * tell a timed call from a checked one by what else runs on the GPU. Saving a call's outputs
+ * and judging them (kbv's CPU work: seconds for outputs of a GiB) need no GPU of their own:
+ * there other evaluations' shared commands run (gpu_share), and the next call takes the GPU
+ * back (gpu_alone). On the H200 these saves and judgements were most of the time that
+ * evaluations held the GPU alone (BENCHMARKS.md). */
+static int gpu_share(timing *t, kbv_err *err) { return kbv_gpulock_set(&t->c->lock, 1, err); }
+static int gpu_alone(timing *t, kbv_err *err) { return kbv_gpulock_set(&t->c->lock, 2, err); }
+
 static json_t *bench_cmd(int arm, double warmup, int prime, long long fresh) {
     json_t *cmd = json_pack("{s:s, s:s, s:i}", "op", "bench", "arm", arm == ARM_COMPILE ? "compile" : "model", "n", 1);
     if (prime) json_object_set_new(cmd, "prime", json_true());
@@ -218,11 +228,13 @@ static int partial_run(timing *t, kbv_proc *p, int side, const char *kind, long 
     char prefix[PATH_MAX], pre[PATH_MAX + 2];
     snprintf(prefix, sizeof prefix, "%s/%s/partial_%s_", c->scratch, side ? "ref" : "cand", kind);
     json_t *cmd = json_pack("{s:s, s:s, s:s, s:I}", "op", "partial_probe", "prefix", prefix, "kind", kind, "seed", (json_int_t)seed);
+    if (gpu_alone(t, err) < 0) return -1;
     if (session_call(c, p, cmd, t->to, &rep, &pr, err)) {
         if (!side) return cand_failed(t, "the partial-rewrite probe", pr, &rep, err);
         reply_free(&rep);
         return 2;
     }
+    if (gpu_share(t, err) < 0) return reply_free(&rep), -1; /* reading and comparing its outputs */
     int rc = rep.input < 0 || !rep.after_values.present ? 2 : 0;
     const run_out *like = &t->kept[0].rr.strict;
     for (int v = 0; v < 2 && !rc; v++) {
@@ -280,7 +292,7 @@ static int stage_partial_probe(timing *t, kbv_err *err) {
                                "candidate's stayed as it was in %lld of them: its result does not follow its input",
                                k == 0 ? "one element" : k == 1 ? "8 scattered elements" : "one row", kinds[k], changed, stale);
     }
-    return 0;
+    return gpu_alone(t, err) < 0 ? -1 : 0;
 }
 
 static int stage_warmup(timing *t, kbv_err *err) {
@@ -367,12 +379,14 @@ static int check_timed(timing *t, const char *prefix, const char *which, int rou
     proc_result pr;
     json_t *cmd = json_pack("{s:s, s:s}", "op", "bench_save", "prefix", prefix);
     if (index >= 0) json_object_set_new(cmd, "index", json_integer(index));
+    if (gpu_share(t, err) < 0) return json_decref(cmd), -1;
     if (session_call(t->c, t->cand, cmd, t->to, &rep, &pr, err))
         return cand_failed(t, "saving a timed call's outputs", pr, &rep, err);
     char why[300];
     pf->rechecks++;
     int ok = recheck(t, &rep, prefix, why, sizeof why, err);
     reply_free(&rep);
+    if (ok >= 0 && gpu_alone(t, err) < 0) return -1;
     if (ok) return ok < 0 ? -1 : 0;
     pf->rechecks_failed++;
     if (round >= 0) result_add_finding(t->c->r, FIND_TIMED_OUTPUT_MISMATCH, NULL, "a timed call's output is wrong (round %d): %s", round, why);
@@ -397,11 +411,12 @@ static int check_hidden_call(timing *t, int k, const char *when, kbv_err *err) {
     char save[PATH_MAX + 32], why[300];
     snprintf(save, sizeof save, "%s/cand/check%d_", c->scratch, pf->checks.during + pf->checks.after);
     json_t *sv = json_pack("{s:s, s:s}", "op", "bench_save", "prefix", save);
+    if (gpu_share(t, err) < 0) return json_decref(sv), -1;
     if (session_call(c, t->cand, sv, t->to, &rep, &pr, err)) return cand_failed(t, "saving a timed call's outputs", pr, &rep, err);
     int ok = rep.has_set && rep.set == BENCH_SETS_ + k ? recheck(t, &rep, save, why, sizeof why, err)
                                                         : (snprintf(why, sizeof why, "the saved output names another input set"), 0);
     reply_free(&rep);
-    if (ok < 0) return -1;
+    if (ok < 0 || gpu_alone(t, err) < 0) return -1;
     if (strcmp(when, "after") == 0) pf->checks.after++;
     else pf->checks.during++;
     if (ok) return 0;

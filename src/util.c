@@ -344,7 +344,7 @@ void kbv_stem(const char *path, char *out, size_t outlen) {
 }
 
 int kbv_gpulock_open(kbv_gpulock *l, const char *path, kbv_err *err) {
-    l->main_fd = l->turn_fd = -1, l->held = 0, l->waited_s = 0;
+    l->main_fd = l->turn_fd = -1, l->held = l->want = 0, l->waited_s = 0;
     if (!path || !*path) return 0;
     char turn[PATH_MAX];
     if (snprintf(turn, sizeof turn, "%s.turn", path) >= (int)sizeof turn) return kbv_seterr(err, "GPU lock %s: path too long", path);
@@ -364,11 +364,8 @@ static int lock_fd(int fd, int op, kbv_err *err) {
     return 0;
 }
 
-int kbv_gpulock_set(kbv_gpulock *l, int mode, kbv_err *err) {
-    if (l->main_fd < 0 || l->held == mode) return 0;
-    if (l->held && lock_fd(l->main_fd, LOCK_UN, err) < 0) return -1;
-    l->held = 0;
-    if (mode == 0) return 0;
+/* Take it (1 shared, 2 exclusive), nothing held before. */
+static int gpulock_take(kbv_gpulock *l, int mode, kbv_err *err) {
     double t0 = kbv_now();
     /* Through the turnstile: a writer waiting on the main lock holds it, so no new reader
      * gets past it meanwhile. */
@@ -381,10 +378,33 @@ int kbv_gpulock_set(kbv_gpulock *l, int mode, kbv_err *err) {
     return 0;
 }
 
+static int gpulock_release(kbv_gpulock *l, kbv_err *err) {
+    if (!l->held) return 0;
+    l->held = 0;
+    return lock_fd(l->main_fd, LOCK_UN, err);
+}
+
+int kbv_gpulock_set(kbv_gpulock *l, int mode, kbv_err *err) {
+    if (l->main_fd < 0) return 0;
+    l->want = mode;
+    if (l->held == mode && mode == 2) return 0;
+    if (gpulock_release(l, err) < 0) return -1;
+    return mode == 2 ? gpulock_take(l, 2, err) : 0;
+}
+
+int kbv_gpulock_enter(kbv_gpulock *l, kbv_err *err) {
+    if (l->main_fd < 0 || l->want != 1 || l->held) return 0;
+    return gpulock_take(l, 1, err);
+}
+
+void kbv_gpulock_leave(kbv_gpulock *l) {
+    if (l->main_fd >= 0 && l->want == 1 && l->held == 1) gpulock_release(l, NULL);
+}
+
 void kbv_gpulock_close(kbv_gpulock *l) {
     if (l->main_fd >= 0) close(l->main_fd); /* closing releases the flock */
     if (l->turn_fd >= 0) close(l->turn_fd);
-    l->main_fd = l->turn_fd = -1, l->held = 0;
+    l->main_fd = l->turn_fd = -1, l->held = l->want = 0;
 }
 
 void kbv_say(const char *fmt, ...) {

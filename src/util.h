@@ -91,22 +91,32 @@ int kbv_abspath(const char *path, char *out, size_t outlen, kbv_err *err);
 void kbv_stem(const char *path, char *out, size_t outlen);
 
 /* A GPU shared by several evaluations (`kbv run --jobs N` on one GPU): a readers-writer
- * lock on a file, writer first. Work that may share the GPU (loading, the correctness cases)
- * holds it shared; timing holds it exclusive, so no other evaluation's kernels run while a
- * call is timed. A writer waits for the shared holders to reach their next release (a case
- * boundary) and new shared holders wait behind it (the second file, PATH.turn, is the
- * turnstile). With no path the lock is off and every call returns 0 at once. */
+ * lock on a file, writer first. Timing holds it exclusive, from kbv_gpulock_set(l, 2) until
+ * it is set otherwise, so no other evaluation's kernels run while a call is timed. Work that
+ * may share the GPU (loading, the correctness cases) asks for it shared with
+ * kbv_gpulock_set(l, 1), and holds it only for each worker command (kbv_gpulock_enter/_leave
+ * around it, session.c): not while the worker starts, kbv judges, or a candidate compiles.
+ * So a writer waits for the shared holders' current commands to end, not their phases (on
+ * the H200 a phase's shared hold made timings wait 125 s per evaluation: BENCHMARKS.md), and
+ * new shared holders wait behind it (the second file, PATH.turn, is the turnstile). With no
+ * path the lock is off and every call returns 0 at once. */
 typedef struct kbv_gpulock {
     int main_fd, turn_fd; /* -1: lock off */
     int held;             /* 0 none, 1 shared, 2 exclusive */
+    int want;             /* what kbv_gpulock_set asked: 1 takes it shared for each command */
     double waited_s;      /* total time spent waiting for it */
 } kbv_gpulock;
 #define KBV_GPULOCK_OFF \
     { .main_fd = -1, .turn_fd = -1 } /* an initialiser: no lock until kbv_gpulock_open */
 
 int kbv_gpulock_open(kbv_gpulock *l, const char *path, kbv_err *err);
-/* mode 0 releases, 1 takes it shared, 2 exclusive (releasing what is held first). */
+/* mode 0 releases; 2 takes it exclusive now (releasing what is held first); 1 releases an
+ * exclusive hold and asks for shared holds around each later command (kbv_gpulock_enter). */
 int kbv_gpulock_set(kbv_gpulock *l, int mode, kbv_err *err);
+/* Around one worker command: under mode 1, take it shared (waiting behind a writer) and
+ * release it after; under 0 and 2, nothing. */
+int kbv_gpulock_enter(kbv_gpulock *l, kbv_err *err);
+void kbv_gpulock_leave(kbv_gpulock *l);
 void kbv_gpulock_close(kbv_gpulock *l);
 
 #endif

@@ -72,6 +72,7 @@ static const struct {
     {"load_state", cmd_load_state},
     {"redraw_weights", cmd_redraw_weights},
     {"standard", cmd_standard},
+    {"standard_time", cmd_standard_time},
     {"paper", cmd_paper},
     {"paper_time", cmd_paper_time},
     {"paper_memory", cmd_paper_memory},

@@ -100,8 +100,9 @@ static PyObject *paper_args(worker *w, unsigned long long seed, double scale) {
 }
 
 /* KernelBench's trial seeds: torch seeded with 42, then one torch.randint(0, 2**32 - 1) per
- * trial; seeds[i] gets draw first + i. 0, or -1 with the Python error pending. */
-static int paper_seeds(worker *w, long long first, long long n, long long *seeds) {
+ * trial; seeds[i] gets draw first + i. 0, or -1 with the Python error pending. The standard
+ * command draws them so too (standard.c). */
+int kernelbench_trial_seeds(worker *w, long long first, long long n, long long *seeds) {
     if (seed_torch(w, PAPER_SEED) < 0) return -1;
     for (long long t = 0; t < first + n; t++) {
         PyObject *ri = PyObject_CallMethod(w->dl.torch, "randint", "LL(i)", 0LL, 4294967295LL, 1);
@@ -170,7 +171,7 @@ json_t *cmd_paper(worker *w, const json_t *cmd) {
     json_t *fail = paper_models(w);
     if (fail) return fail;
     long long seeds[64];
-    if (paper_seeds(w, first, trials, seeds) < 0) return fail_python("python", "drawing KernelBench's trial seeds");
+    if (kernelbench_trial_seeds(w, first, trials, seeds) < 0) return fail_python("python", "drawing KernelBench's trial seeds");
     json_t *list = json_array();
     for (long long t = 0; t < trials && !fail; t++) {
         PyObject *args = paper_args(w, (unsigned long long)seeds[t], scale);

@@ -2,7 +2,8 @@
  *
  * kbv's --protocol standard reproduces what KernelBench does, so that its verdicts can be
  * compared with kbv's: the reference and the candidate built side by side in this worker,
- * trials on the same uncloned inputs, then KernelBench's mean times. The outputs are saved
+ * trials on the same uncloned inputs (standard), then KernelBench's mean times of the same
+ * two models (standard_time). The outputs are saved
  * for kbv to compare; the worker decides nothing. kbv's own protocol is in model.c,
  * inputs.c, forward.c and bench.c.
  */
@@ -21,6 +22,7 @@
 #include "inputs.h"
 #include "loader.h"
 #include "model.h"
+#include "paper.h"
 #include "values.h"
 
 /* KernelBench's timing of one model on inputs: the mean of trials timed calls after warmup
@@ -59,47 +61,54 @@ static json_t *standard_time(worker *w, PyObject *model, PyObject *args, int war
 
 /* KernelBench's own correctness check, in this one process (--protocol standard): seeds 42,
  * trial seeds from torch.randint, Model and the candidate's class on the same uncloned inputs,
- * TF32 off, no eval(). Saves both outputs of every trial; kbv compares them. */
+ * TF32 off, no eval(). standard {prefix, first, trials} runs trials first .. first+trials-1:
+ * the command with first 0 builds the two models, kept for the later trials and for
+ * standard_time, as KernelBench checks and times the instances it built once. kbv asks for one
+ * trial a command and reads each trial's outputs before the next, so that no more than one
+ * trial's outputs are on disk at a time (5 trials of 1 GiB outputs went over a candidate
+ * folder's budget on the H200). Saves both outputs of every trial; kbv compares them. */
 json_t *cmd_standard(worker *w, const json_t *cmd) {
     const char *prefix;
-    long long trials;
+    long long first, trials;
     kbv_err err;
-    if (proto_get_str(cmd, "prefix", &prefix, &err) < 0 || proto_get_int(cmd, "trials", &trials, &err) < 0)
+    if (proto_get_str(cmd, "prefix", &prefix, &err) < 0 || proto_get_int(cmd, "first", &first, &err) < 0 ||
+        proto_get_int(cmd, "trials", &trials, &err) < 0)
         return proto_fail("protocol", err.msg, NULL);
     if (!w->problem || !w->candidate) return proto_fail("protocol", "standard before load_candidate", NULL);
+    if (first < 0 || first > 1000 || trials < 1 || trials > 64) return proto_fail("protocol", "first or trials out of range", NULL);
+    if (first > 0 && (!w->std_models[0] || !w->std_models[1])) return proto_fail("protocol", "standard trial before the models were built", NULL);
     const char *cls[2] = {"Model", w->loader->class_name};
     char what[200];
     if (w->cuda && set_tf32(w, 0) < 0) PyErr_Clear();
-    long long *seeds = calloc((size_t)trials + 1, sizeof *seeds);
-    if (seed_torch(w, 42) < 0) return free(seeds), fail_python("python", "seeding torch");
-    for (long long t = 0; t < trials; t++) {
-        PyObject *ri = PyObject_CallMethod(w->dl.torch, "randint", "LL(i)", 0LL, 4294967295LL, 1);
-        PyObject *item = ri ? PyObject_CallMethod(ri, "item", NULL) : NULL;
-        seeds[t] = item ? PyLong_AsLongLong(item) : 0;
-        Py_XDECREF(item), Py_XDECREF(ri);
-        if (!item) return free(seeds), fail_python("python", "drawing KernelBench's trial seeds");
+    long long seeds[64];
+    if (kernelbench_trial_seeds(w, first, trials, seeds) < 0) return fail_python("python", "drawing KernelBench's trial seeds");
+    if (first == 0) { /* after the seeds, as KernelBench draws them before it builds */
+        Py_CLEAR(w->std_models[0]);
+        Py_CLEAR(w->std_models[1]);
+        int at_init = 0;
+        for (int m = 0; m < 2 && (m == 0 || w->std_models[0]); m++) {
+            guard_reference(m == 0);
+            w->std_models[m] = construct(w, m, 42, &at_init);
+            guard_reference(0);
+        }
+        if (!w->std_models[0] || !w->std_models[1]) {
+            snprintf(what, sizeof what, "%s(*get_init_inputs())", cls[w->std_models[0] ? 1 : 0]);
+            json_t *f = fail_python(w->std_models[0] ? "python" : "problem", at_init ? "get_init_inputs()" : what);
+            Py_CLEAR(w->std_models[0]);
+            Py_CLEAR(w->std_models[1]);
+            return f;
+        }
     }
-    PyObject *models[2] = {NULL, NULL};
-    int at_init = 0;
-    for (int m = 0; m < 2 && (m == 0 || models[0]); m++) {
-        guard_reference(m == 0);
-        models[m] = construct(w, m, 42, &at_init);
-        guard_reference(0);
-    }
-    if (!models[0] || !models[1]) {
-        snprintf(what, sizeof what, "%s(*get_init_inputs())", cls[models[0] ? 1 : 0]);
-        json_t *f = fail_python(models[0] ? "python" : "problem", at_init ? "get_init_inputs()" : what);
-        Py_XDECREF(models[0]), Py_XDECREF(models[1]), free(seeds);
-        return f;
-    }
+    PyObject **models = w->std_models;
     json_t *list = json_array(), *fail = NULL;
-    for (long long t = 0; t < trials && !fail; t++) {
-        PyObject *args = nominal_args(w, (unsigned long long)seeds[t]);
+    for (long long i = 0; i < trials && !fail; i++) {
+        long long t = first + i;
+        PyObject *args = nominal_args(w, (unsigned long long)seeds[i]);
         if (!args) {
             fail = fail_python("problem", "get_inputs()");
             break;
         }
-        json_t *trial = json_pack("{s:I}", "seed", (json_int_t)seeds[t]);
+        json_t *trial = json_pack("{s:I}", "seed", (json_int_t)seeds[i]);
         for (int m = 0; m < 2 && !fail; m++) {
             guard_reference(m == 0);
             PyObject *out = PyObject_CallObject(models[m], args);
@@ -135,31 +144,41 @@ json_t *cmd_standard(worker *w, const json_t *cmd) {
         if (fail) json_decref(trial);
         else json_array_append_new(list, trial);
     }
-    /* KernelBench's timing: get_inputs() under seed 42, 3 warm-ups, the mean of the trials,
-     * the reference first. */
-    long long time_trials = json_integer_value(json_object_get(cmd, "time_trials"));
-    double mean[2] = {0, 0};
-    if (!fail && time_trials > 0) {
-        PyObject *args = nominal_args(w, 42);
-        if (!args) fail = fail_python("problem", "get_inputs()");
-        for (int m = 0; m < 2 && !fail; m++) {
-            guard_reference(m == 0);
-            fail = standard_time(w, models[m], args, 3, (int)time_trials, &mean[m]);
-            guard_reference(0);
-            if (fail && m == 0) json_object_set_new(fail, "kind", json_string("problem"));
-        }
-        Py_XDECREF(args);
-    }
-    Py_DECREF(models[0]), Py_DECREF(models[1]);
-    free(seeds);
-    if (fail) {
+    if (fail) { /* no later trial or timing of these models */
+        Py_CLEAR(w->std_models[0]);
+        Py_CLEAR(w->std_models[1]);
         json_decref(list);
         return fail;
     }
     json_t *r = proto_ok();
     json_object_set_new(r, "trials", list);
-    if (time_trials > 0)
-        json_object_set_new(r, "time_ms",
-                            json_pack("{s:f, s:f, s:I}", "reference", mean[0], "candidate", mean[1], "trials", (json_int_t)time_trials));
+    return r;
+}
+
+/* KernelBench's timing of the models the standard command checked: get_inputs() under seed
+ * 42, 3 warm-ups, the mean of time_trials calls, the reference first. The models are let go. */
+json_t *cmd_standard_time(worker *w, const json_t *cmd) {
+    long long time_trials;
+    kbv_err err;
+    if (proto_get_int(cmd, "time_trials", &time_trials, &err) < 0) return proto_fail("protocol", err.msg, NULL);
+    if (!w->std_models[0] || !w->std_models[1]) return proto_fail("protocol", "standard_time before a standard command that passed", NULL);
+    if (time_trials < 1 || time_trials > 1000000) return proto_fail("protocol", "time_trials out of range", NULL);
+    if (w->cuda && set_tf32(w, 0) < 0) PyErr_Clear();
+    double mean[2] = {0, 0};
+    json_t *fail = NULL;
+    PyObject *args = nominal_args(w, 42);
+    if (!args) fail = fail_python("problem", "get_inputs()");
+    for (int m = 0; m < 2 && !fail; m++) {
+        guard_reference(m == 0);
+        fail = standard_time(w, w->std_models[m], args, 3, (int)time_trials, &mean[m]);
+        guard_reference(0);
+        if (fail && m == 0) json_object_set_new(fail, "kind", json_string("problem"));
+    }
+    Py_XDECREF(args);
+    Py_CLEAR(w->std_models[0]);
+    Py_CLEAR(w->std_models[1]);
+    if (fail) return fail;
+    json_t *r = proto_ok();
+    json_object_set_new(r, "time_ms", json_pack("{s:f, s:f, s:I}", "reference", mean[0], "candidate", mean[1], "trials", (json_int_t)time_trials));
     return r;
 }

@@ -5,5 +5,6 @@
 #include "worker.h"
 
 json_t *cmd_standard(worker *w, const json_t *cmd);
+json_t *cmd_standard_time(worker *w, const json_t *cmd);
 
 #endif

@@ -65,6 +65,7 @@ typedef struct worker {
     int batch_set[BENCH_BATCH];       /* the value set each was computed from */
     int nbatch;
     PyObject *rewrite;              /* partial_probe's rewrite function, made on first use */
+    PyObject *std_models[2];        /* standard: the reference and candidate it checked, until standard_time */
     PyObject *compiled;             /* torch.compile(model), made on first use */
     PyObject *graphs[BENCH_GRAPHS]; /* (graph, outputs) captured over slot k, made on first use */
     int ngraphs;

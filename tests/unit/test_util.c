@@ -16,19 +16,25 @@ static void nap(long ms) {
 
 /* The GPU lock: shared holders coexist, a writer waits for them, and a reader that comes
  * after a waiting writer waits behind it (writer first). The order of the children's
- * notes on the pipe says who got the lock when. */
+ * notes on the pipe says who got the lock when. Asked for shared, it is held only between
+ * enter and leave (one worker command), so a writer waits for a command, not a phase. */
 static void test_gpulock(void) {
     kbv_gpulock off;
     CHECK(kbv_gpulock_open(&off, NULL, NULL) == 0);
     CHECK(kbv_gpulock_set(&off, 2, NULL) == 0 && off.held == 0); /* no path: off */
+    CHECK(kbv_gpulock_set(&off, 1, NULL) == 0 && kbv_gpulock_enter(&off, NULL) == 0 && off.held == 0);
     kbv_gpulock_close(&off);
     char dir[] = "/tmp/kbv-test-lock-XXXXXX", path[64];
     CHECK(mkdtemp(dir) != NULL);
     snprintf(path, sizeof path, "%s/gpu.lock", dir);
     kbv_gpulock a, b;
     CHECK(kbv_gpulock_open(&a, path, NULL) == 0 && kbv_gpulock_open(&b, path, NULL) == 0);
-    CHECK(kbv_gpulock_set(&a, 1, NULL) == 0 && kbv_gpulock_set(&b, 1, NULL) == 0); /* two readers at once */
+    CHECK(kbv_gpulock_set(&a, 1, NULL) == 0 && kbv_gpulock_set(&b, 1, NULL) == 0);
+    CHECK(a.held == 0 && b.held == 0); /* asked for, not held until a command */
+    CHECK(kbv_gpulock_enter(&a, NULL) == 0 && kbv_gpulock_enter(&b, NULL) == 0); /* two readers at once */
     CHECK(a.held == 1 && b.held == 1);
+    kbv_gpulock_leave(&b);
+    CHECK(b.held == 0 && b.want == 1);
     CHECK(kbv_gpulock_set(&b, 0, NULL) == 0 && b.held == 0);
     int fds[2];
     CHECK(pipe(fds) == 0);
@@ -46,13 +52,14 @@ static void test_gpulock(void) {
     pid_t r = fork();
     if (r == 0) { /* a reader arriving while the writer waits: must wait behind it */
         kbv_gpulock l;
-        if (kbv_gpulock_open(&l, path, NULL) < 0 || kbv_gpulock_set(&l, 1, NULL) < 0) _exit(1);
+        if (kbv_gpulock_open(&l, path, NULL) < 0 || kbv_gpulock_set(&l, 1, NULL) < 0 || kbv_gpulock_enter(&l, NULL) < 0) _exit(1);
         if (write(fds[1], "R", 1) != 1) _exit(1);
         kbv_gpulock_close(&l);
         _exit(0);
     }
     nap(100);
-    CHECK(kbv_gpulock_set(&a, 0, NULL) == 0); /* the first reader leaves: the writer goes */
+    kbv_gpulock_leave(&a); /* the first reader's command ends: the writer goes */
+    CHECK(a.held == 0);
     close(fds[1]);
     char order[8] = "";
     ssize_t n = 0, k;
@@ -63,6 +70,25 @@ static void test_gpulock(void) {
     CHECK(waitpid(w, &st, 0) == w && WIFEXITED(st) && WEXITSTATUS(st) == 0);
     CHECK(waitpid(r, &st, 0) == r && WIFEXITED(st) && WEXITSTATUS(st) == 0);
     CHECK(a.waited_s < 0.1);
+    /* Between commands nothing is held: a writer gets the GPU at once while a is still asked
+     * for shared (a phase in progress), and a's next command waits for the writer. */
+    CHECK(a.want == 1 && a.held == 0);
+    CHECK(kbv_gpulock_set(&b, 2, NULL) == 0 && b.held == 2 && b.waited_s < 0.1);
+    pid_t x = fork();
+    if (x == 0) { /* a's next command, from another process sharing nothing with b */
+        kbv_gpulock l;
+        if (kbv_gpulock_open(&l, path, NULL) < 0 || kbv_gpulock_set(&l, 1, NULL) < 0 || kbv_gpulock_enter(&l, NULL) < 0) _exit(1);
+        kbv_gpulock_leave(&l);
+        _exit(l.held == 0 && l.waited_s >= 0.15 ? 0 : 2);
+    }
+    nap(250);
+    CHECK(kbv_gpulock_set(&b, 1, NULL) == 0 && b.held == 0); /* the exclusive hold ends */
+    CHECK(waitpid(x, &st, 0) == x && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    CHECK(kbv_gpulock_enter(&b, NULL) == 0 && b.held == 1); /* under 2, enter and leave do nothing */
+    kbv_gpulock_leave(&b);
+    CHECK(kbv_gpulock_set(&b, 2, NULL) == 0 && kbv_gpulock_enter(&b, NULL) == 0 && b.held == 2);
+    kbv_gpulock_leave(&b);
+    CHECK(b.held == 2);
     kbv_gpulock_close(&a), kbv_gpulock_close(&b);
     char turn[80];
     snprintf(turn, sizeof turn, "%s.turn", path);
