@@ -590,7 +590,8 @@ static void on_stop(int sig) {
  * build that differs in anything is built again). Nothing of it is stored or judged: the
  * evaluation loads the candidate itself and a failure is found again there. */
 
-enum { AHEAD_NONE, AHEAD_RUNNING, AHEAD_BUILT, AHEAD_FAILED };
+enum { AHEAD_NONE, AHEAD_RUNNING, AHEAD_BUILT, AHEAD_FAILED, AHEAD_NOT /* an evaluation loads it */ };
+enum { ENTRY_STARTED = 1, ENTRY_SAID = 2 }; /* run_slots: per pending entry */
 /* A compile-ahead child's exit status: loaded, the load failed (the evaluation says why), kbv. */
 enum { AHEAD_EXIT_BUILT = 0, AHEAD_EXIT_FAILED = 1, AHEAD_EXIT_KBV = 2 };
 
@@ -795,8 +796,9 @@ static void key_candidate(const char *key, char out[65]) {
 /* Run the pending entries in child processes, nslots at a time, each admitted when its need
  * fits (admit.h) unless --no-admission; beside them, up to ahead_jobs() compile-ahead workers
  * for the entries after (one per candidate's bytes), each admitted like an evaluation, and
- * none while an evaluation waits for admission. An entry whose candidate is being compiled
- * ahead starts when that ends, so that no two loads of one candidate build at once. */
+ * none while an evaluation waits for memory or scratch. An entry whose candidate is being
+ * compiled ahead starts when that ends, so that no two loads of one candidate build at once;
+ * meanwhile the slots take later entries. */
 static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long long run_id, const int *pending, int npending, char (*keys)[300],
                      const run_item *items, int total, int done0, int *counts, ref_groups *groups, run_times *tm, kbv_err *err, int *kbv_errors) {
     int nslots = slot_count(o);
@@ -807,7 +809,7 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
     memset(ev, 0, sizeof ev), memset(aev, 0, sizeof aev);
     int slot_item[64], slot_q[64], aq[64], next = 0, anext = 0, running = 0, arunning = 0, done = done0, stored = 0, rc = 0;
     int admission = !o->no_admission, blocked = 0, waiting = ADMIT_YES, nwaits = 0;
-    double t0 = kbv_now(), wait_since = 0, waited = 0, slot_wait_since = 0, astart[64];
+    double t0 = kbv_now(), waited = 0, slot_wait_since = 0, astart[64];
     kbv_admit adm;
     char cache[PATH_MAX];
     memset(&adm, 0, sizeof adm);
@@ -815,8 +817,10 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
     char(*csha)[65] = calloc((size_t)npending + 1, sizeof *csha);
     int *first = calloc((size_t)npending + 1, sizeof *first); /* per entry: the first pending entry of its candidate's bytes */
     unsigned char *state = calloc((size_t)npending + 1, 1);   /* per first entry: AHEAD_* */
+    unsigned char *started = calloc((size_t)npending + 1, 1); /* per entry: ENTRY_* */
+    double *wsince = calloc((size_t)npending + 1, sizeof *wsince); /* per entry: when it began to wait for admission */
     gpu_watch *gw = calloc(1, sizeof *gw);
-    if (!csha || !first || !state || !gw) rc = kbv_seterr(err, "out of memory");
+    if (!csha || !first || !state || !started || !wsince || !gw) rc = kbv_seterr(err, "out of memory");
     for (int q = 0; rc == 0 && q < npending; q++) {
         key_candidate(keys[pending[q]], csha[q]);
         first[q] = q;
@@ -836,47 +840,64 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
             rc = RUN_INTERRUPTED;
             break;
         }
-        /* Fill the free slots, in the manifest's order: the next entry waits while its need
-         * does not fit (and any running), while its problem is not measured yet and one of its
-         * evaluations runs (admit_unmeasured_busy), or while its candidate is being compiled
-         * ahead; the ones after it wait behind it. */
+        /* Fill the free slots, in the manifest's order. An entry whose problem is not measured
+         * yet while one of its evaluations runs (admit_unmeasured_busy), or whose candidate is
+         * being compiled ahead, is passed over for the entries after it, and starts once that
+         * ends: on the H200 a problem's first evaluation of 647 s held every later entry back
+         * for 4 minutes with the slots free (BENCHMARKS.md). An entry whose need does not fit
+         * (and any running) waits, and the ones after it wait behind it, so that a large
+         * entry is not passed over for ever. */
         for (int k = 0; k < nslots && next < npending && !blocked; k++) {
             if (ev[k].pid) continue;
-            if (state[first[next]] == AHEAD_RUNNING) {
-                if (!slot_wait_since) slot_wait_since = kbv_now();
-                break;
-            }
+            int q = -1, compiling = 0, memwait = 0;
             admit_bytes need = {0, 0};
-            double wait_s = -1;
-            int g = groups->group ? groups->group[next] : 0;
-            if (admission) {
+            for (int s = next; s < npending && q < 0; s++) {
+                if (started[s] & ENTRY_STARTED) continue;
+                if (state[first[s]] == AHEAD_RUNNING) {
+                    compiling = 1;
+                    continue;
+                }
+                int g = groups->group ? groups->group[s] : 0;
+                if (!admission) {
+                    q = s;
+                    break;
+                }
                 need = admit_need(&adm, g);
                 admit_bytes avail = admit_available(&adm), left = admit_left(admit_left(avail, ev, nslots), aev, nahead);
                 int why = admit_decide(&adm, ev, nslots, g, need, left, running || arunning);
-                if (why != ADMIT_YES) {
-                    if (!wait_since) wait_since = kbv_now();
-                    if (why == ADMIT_WAIT_MEASURE && why != waiting && !o->quiet) {
-                        fprintf(stderr, "kbv run: waiting to start %s (line %d): problem %s's first evaluation is still measuring what it needs\n",
-                                items[pending[next]].candidate, items[pending[next]].line, items[pending[next]].problem);
-                    } else if (why != waiting && !o->quiet) {
-                        char nb[32], fb[32], rb[32];
-                        int scratch = why == ADMIT_WAIT_SCRATCH;
-                        long long f = scratch ? avail.scratch : avail.memory;
-                        admit_format(scratch ? need.scratch : need.memory, nb, sizeof nb);
-                        admit_format(f, fb, sizeof fb);
-                        admit_format(f - (scratch ? left.scratch : left.memory), rb, sizeof rb);
-                        fprintf(stderr, "kbv run: waiting for %s to start %s (line %d): need %s, %s free, %s of it reserved by %d running\n",
-                                scratch ? "scratch" : "memory", items[pending[next]].candidate, items[pending[next]].line, nb, fb, rb,
-                                running + arunning);
-                    }
-                    waiting = why;
+                if (why == ADMIT_YES) {
+                    q = s;
                     break;
                 }
-                wait_s = wait_since ? kbv_now() - wait_since : 0;
-                if (wait_since) nwaits++, waited += wait_s;
-                wait_since = 0, waiting = ADMIT_YES;
+                if (!wsince[s]) wsince[s] = kbv_now();
+                if (why == ADMIT_WAIT_MEASURE) { /* passed over, said once */
+                    if (!(started[s] & ENTRY_SAID) && !o->quiet)
+                        fprintf(stderr, "kbv run: waiting to start %s (line %d): problem %s's first evaluation is still measuring what it needs\n",
+                                items[pending[s]].candidate, items[pending[s]].line, items[pending[s]].problem);
+                    started[s] |= ENTRY_SAID;
+                    continue;
+                }
+                if (why != waiting && !o->quiet) {
+                    char nb[32], fb[32], rb[32];
+                    int scratch = why == ADMIT_WAIT_SCRATCH;
+                    long long f = scratch ? avail.scratch : avail.memory;
+                    admit_format(scratch ? need.scratch : need.memory, nb, sizeof nb);
+                    admit_format(f, fb, sizeof fb);
+                    admit_format(f - (scratch ? left.scratch : left.memory), rb, sizeof rb);
+                    fprintf(stderr, "kbv run: waiting for %s to start %s (line %d): need %s, %s free, %s of it reserved by %d running\n",
+                            scratch ? "scratch" : "memory", items[pending[s]].candidate, items[pending[s]].line, nb, fb, rb, running + arunning);
+                }
+                waiting = why, memwait = 1;
+                break;
             }
-            pid_t p = spawn_child(o, pending[next], run_id, k, wait_s, err);
+            if (q < 0) {
+                if (!memwait) waiting = ADMIT_YES; /* none waits for memory or scratch: compiles ahead may start */
+                if (compiling && !slot_wait_since) slot_wait_since = kbv_now();
+                break;
+            }
+            waiting = ADMIT_YES;
+            double wait_s = admission ? (wsince[q] ? kbv_now() - wsince[q] : 0) : -1;
+            pid_t p = spawn_child(o, pending[q], run_id, k, wait_s, err);
             if (p < 0) {
                 if (running == 0 && arunning == 0) { /* nothing will end and free what it lacks */
                     rc = -1;
@@ -888,18 +909,22 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
                 blocked = 1;
                 break;
             }
+            if (wsince[q]) nwaits++, waited += wait_s;
             if (slot_wait_since) tm->slot_wait += kbv_now() - slot_wait_since, slot_wait_since = 0;
-            if (state[first[next]] == AHEAD_BUILT) tm->ahead_hits++;
+            if (state[first[q]] == AHEAD_BUILT) tm->ahead_hits++;
+            if (state[first[q]] == AHEAD_NONE) state[first[q]] = AHEAD_NOT; /* its bytes load in an evaluation now: none ahead */
             memset(&ev[k], 0, sizeof ev[k]);
-            ev[k].pid = p, ev[k].problem = g, ev[k].reserved = need;
-            slot_q[k] = next, slot_item[k] = pending[next++], running++;
+            ev[k].pid = p, ev[k].problem = groups->group ? groups->group[q] : 0, ev[k].reserved = need;
+            slot_q[k] = q, slot_item[k] = pending[q], running++;
+            started[q] |= ENTRY_STARTED;
+            while (next < npending && (started[next] & ENTRY_STARTED)) next++;
         }
         /* Then the compile-aheads, for the entries after those started: not while an
          * evaluation waits for admission (it comes first), and each only when it fits. */
         if (anext < next) anext = next;
         while (rc == 0 && nahead && waiting == ADMIT_YES && !blocked && anext < npending) {
             int q = anext, k = 0;
-            if (first[q] != q || !csha[q][0]) { /* an earlier entry's load builds it; an unreadable file builds nothing */
+            if (first[q] != q || !csha[q][0] || state[q] != AHEAD_NONE) { /* an earlier entry's load builds it, an unreadable file builds nothing, an evaluation of it started */
                 anext++;
                 continue;
             }
@@ -908,7 +933,9 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
             /* No further ahead than the pool is wide: builds for entries the slots will not
              * reach for a long while only take CPU from the evaluations running now (on the
              * H200, 10 workers unbounded built some 30 entries while 8 slots finished 9). */
-            if (anext - next >= nahead) break;
+            int unstarted = 0; /* entries from next to anext not started yet (some after next may have been) */
+            for (int u = next; u < anext; u++) unstarted += !(started[u] & ENTRY_STARTED);
+            if (unstarted >= nahead) break;
             admit_bytes need = {0, 0};
             if (admission) {
                 need = admit_ahead_need(&adm);
@@ -989,7 +1016,7 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
         if (aev[k].pid) kill(aev[k].pid, SIGKILL), waitpid(aev[k].pid, NULL, 0);
     if (admission && nwaits && !o->quiet) fprintf(stderr, "kbv run: %d evaluation(s) waited for scratch, memory or their problem's first measurement, %.0f s in all\n", nwaits, waited);
     admit_free(&adm);
-    free(csha), free(first), free(state), free(gw);
+    free(csha), free(first), free(state), free(started), free(wsince), free(gw);
     return rc;
 }
 

@@ -32,11 +32,13 @@ cfold=$XDG_CACHE_HOME/kbv/torch_extensions/$(sha256sum "$E/candidates/relu/hones
 mkdir -p "$cfold/stale_build" "$tmp/victim"
 touch -d '3 hours ago' "$cfold/stale_build/lock" "$tmp/victim/lock"
 ln -s "$tmp/victim" "$cfold/linked_build"
-# Cold compile cache: the pipelined run builds both extensions ahead.
-"$KBV" run --manifest "$tmp/m.jsonl" --db "$tmp/p.db" $opts --jobs 1 --compile-jobs 1 2>"$tmp/p.err"
+# Cold compile cache: the pipelined run builds both extensions ahead, two at once while the
+# cheap entry runs (with one worker the slot would pass over the candidate being compiled and
+# load the next one itself: results.md, "Admission").
+"$KBV" run --manifest "$tmp/m.jsonl" --db "$tmp/p.db" $opts --jobs 1 --compile-jobs 2 2>"$tmp/p.err"
 rc=$?
 [ $rc -eq 0 ] && ok "the pipelined run ends with 0" || not_ok "the pipelined run ends with 0" "exit $rc: $(tail -5 "$tmp/p.err")"
-grep -q "compiling ahead in up to 1 worker" "$tmp/p.err" && ok "the run says it compiles ahead" || not_ok "the run says it compiles ahead" "$(head -5 "$tmp/p.err")"
+grep -q "compiling ahead in up to 2 worker" "$tmp/p.err" && ok "the run says it compiles ahead" || not_ok "the run says it compiles ahead" "$(head -5 "$tmp/p.err")"
 [ ! -e "$cfold/stale_build/lock" ] && [ -f "$tmp/victim/lock" ] && ok "a stale build lock is removed; a linked build folder's is not followed" ||
     not_ok "stale locks" "$(ls -l "$cfold/stale_build" "$tmp/victim" 2>&1)"
 rm -f "$cfold/linked_build"
@@ -85,7 +87,7 @@ else
         not_ok "the evaluation found the build done" "candidate_load $cl s, compiles ahead $(num .compile_ahead.seconds) s"
     fi
 fi
-grep -q "^kbv run: time: .* s wall, 4 evaluation(s) stored" "$tmp/p.err" && grep -q "^kbv run: compiled ahead in 1 worker(s): 2 started, 1 built, 1 failed" "$tmp/p.err" &&
+grep -q "^kbv run: time: .* s wall, 4 evaluation(s) stored" "$tmp/p.err" && grep -q "^kbv run: compiled ahead in 2 worker(s): 2 started, 1 built, 1 failed" "$tmp/p.err" &&
     grep -q "^kbv run: GPU busy: not measured (on the CPU)" "$tmp/p.err" && ok "the end-of-run lines on stderr" || not_ok "the end-of-run lines" "$(tail -4 "$tmp/p.err")"
 grep -q "compiled ahead: none" "$tmp/s.err" && ok "--compile-jobs 0 compiles nothing ahead" || not_ok "--compile-jobs 0" "$(tail -3 "$tmp/s.err")"
 head -1 "$tmp/m.jsonl" >"$tmp/q.jsonl"

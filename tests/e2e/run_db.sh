@@ -206,6 +206,44 @@ w3=$(sqlite3 "$tmp/jobs.db" "select json_extract(result, '\$.phases_s.admission_
 if [ "$rc" = 0 ] && [ -n "$w3" ] && awk -v w="$w3" 'BEGIN { exit !(w < 0.5) }'; then
     ok "--jobs 3: problems start in turn (line 3, another problem, waited $w3 s while line 2 waited $w2 s)"
 else not_ok "--jobs: problems in turn" "line 3 waited '$w3' s, line 2 '$w2' s"; fi
+# ... and an entry that waits for its problem's first evaluation is passed over (results.md,
+# "Admission"): the slow problem's line 2 waits for its line 1, while the fast problem's
+# second and third entries start in the free slot and are stored before line 1 ends.
+cat >"$tmp/m/slow.py" <<'PY'
+import time
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        time.sleep(1.2)
+        return x * 2
+
+
+def get_inputs():
+    return [torch.rand(64)]
+
+
+def get_init_inputs():
+    return []
+PY
+printf 'import time\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        time.sleep(1.2)\n        return x + x  # %s\n' a >"$tmp/m/slow_a.py"
+sed 's/# a$/# b/' "$tmp/m/slow_a.py" >"$tmp/m/slow_b.py"
+{
+    echo '{"problem": "slow.py", "candidate": "slow_a.py", "model": "s1"}'
+    echo '{"problem": "slow.py", "candidate": "slow_b.py", "model": "s2"}'
+    for c in relu/honest_cpu.py shortcuts/relu_identity.py shortcuts/relu_in_place.py; do
+        echo "{\"problem\": \"ex/problems/relu.py\", \"candidate\": \"ex/candidates/$c\", \"model\": \"f\"}"
+    done
+} >"$tmp/m/skip.jsonl"
+"$KBV" run --manifest "$tmp/m/skip.jsonl" --db "$tmp/skip.db" ${opts/ --quiet/} --protocol verified --jobs 2 2>"$tmp/skip.err"
+rc=$?
+order=$(sqlite3 "$tmp/skip.db" "select model from evaluations order by id" 2>/dev/null | tr '\n' ' ')
+if [ "$rc" = 0 ] && [ "$order" = "f f f s1 s2 " ] &&
+    grep -q "waiting to start .*slow_b.py (line 2): problem .*slow.py's first evaluation is still measuring" "$tmp/skip.err"; then
+    ok "--jobs 2: an entry waiting for its problem's first evaluation is passed over (stored in order: $order)"
+else not_ok "--jobs: passed over" "exit $rc, stored in order '$order'; $(grep waiting "$tmp/skip.err" | head -c 400)"; fi
 "$KBV" run --manifest "$tmp/m/run.jsonl" --db "$tmp/jk.db" $opts --jobs 2 2>/dev/null &
 pid=$!
 wait_stored "$tmp/jk.db" 2
