@@ -123,7 +123,7 @@ static int paper_check(eval_ctx *c, kbv_proc *w, int only, kbv_case *cases, int 
         snprintf(prefix, sizeof prefix, "%s/std/p%d_", c->scratch, t);
         cmd = json_pack("{s:s, s:s, s:i, s:i, s:f}", "op", "paper", "prefix", prefix, "first", t, "trials", 1, "scale", 1.0);
         if (paper_step(c, w, cmd, c->o->timeout_s, "paper check", only, 0, NULL, &rep, err)) {
-            pp->trials_passed = 0, *ncases = 0; /* as when its one command failed */
+            pp->trials_passed = 0, *ncases = 0, pp->judged = 0, pp->max_abs_err = 0, pp->tolerance = 1e-3; /* as when its one command failed */
             return 1;
         }
         kbv_case *kc = &cases[(*ncases)++];
