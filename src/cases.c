@@ -428,7 +428,6 @@ static int weight_case(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, int k, kbv_er
     snprintf(kc->distribution, sizeof kc->distribution, "weights_%s", dist < 0 ? "nominal" : "normal");
     kc->seed = case_seed(r->seed, ci);
     eval_progress(c, "case %s", kc->distribution);
-    if (kbv_gpulock_set(&c->lock, 0, err) < 0 || kbv_gpulock_set(&c->lock, 1, err) < 0) return -1;
     ref_runs rr;
     char why[200] = "";
     int valid = 0, dom = dist < 0 ? 3 : 0;
@@ -583,9 +582,7 @@ int cases_run(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kept, int *
                 snprintf(kc->skip_reason, sizeof kc->skip_reason, "no input can be generated (all are fixed, scalars or vary in shape)");
                 continue;
             }
-            eval_progress(c, "case %s", kDists[di]);
-            /* a case boundary: a waiting timer gets the GPU here */
-            if (kbv_gpulock_set(&c->lock, 0, err) < 0 || kbv_gpulock_set(&c->lock, 1, err) < 0) return -1;
+            eval_progress(c, "case %s", kDists[di]); /* the GPU's lock is shared per worker command (util.h) */
             ref_runs rr;
             int dom = di == 0 ? 3 : 0, valid = 0;
             double t_ref = kbv_now();

@@ -84,7 +84,7 @@ static void test_gpulock(void) {
     nap(250);
     CHECK(kbv_gpulock_set(&b, 1, NULL) == 0 && b.held == 0); /* the exclusive hold ends */
     CHECK(waitpid(x, &st, 0) == x && WIFEXITED(st) && WEXITSTATUS(st) == 0);
-    CHECK(kbv_gpulock_enter(&b, NULL) == 0 && b.held == 1); /* under 2, enter and leave do nothing */
+    CHECK(kbv_gpulock_enter(&b, NULL) == 0 && b.held == 1); /* under 1, a command holds it shared; under 2, enter and leave do nothing: */
     kbv_gpulock_leave(&b);
     CHECK(kbv_gpulock_set(&b, 2, NULL) == 0 && kbv_gpulock_enter(&b, NULL) == 0 && b.held == 2);
     kbv_gpulock_leave(&b);
