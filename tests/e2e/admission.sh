@@ -111,4 +111,20 @@ for j in 1 2; do
         not_ok "EMFILE --jobs $j" "exit $rcf with $nf stored, resume exit $rcr: $st; $(tail -c 500 "$tmp/fd$j.err")"
     fi
 done
+
+# The standard and paper steps write one trial's outputs at a time (protocol.md): with a
+# candidate-folder budget that one trial fits (32 MiB a side) and five do not, the honest
+# candidate is verified by both. Before, each step wrote its five trials in one command, went
+# over the budget and kbv killed the worker: a runtime_error charged to the candidate for kbv's
+# own volume (on the H200, call AM).
+sed -e 's/^N = .*/N = 8 * 1024 * 1024/' -e 's/self.w = nn.Parameter(torch.randn(N))/self.w = nn.Parameter(torch.randn(1))/' "$tmp/big.py" >"$tmp/wide.py"
+sed -e 's/^class Model(/class ModelNew(/' -e 's/return x \* self.w/return torch.mul(x, self.w)/' -e '/^def get_/,$d' "$tmp/wide.py" >"$tmp/wide_honest.py"
+for p in standard paper; do
+    "$KBV" eval "$tmp/wide.py" "$tmp/wide_honest.py" --device cpu --protocol $p --no-timing --max-scratch 0.2 --seed 3 --timeout 120 \
+        --quiet --json "$tmp/wide_$p.json" >/dev/null 2>"$tmp/wide_$p.err"
+    rc=$?
+    if [ "$rc" = 0 ] && jq -e --arg p "$p" '.status == "verified" and .[$p].status == "verified" and .[$p].trials_passed == 5' "$tmp/wide_$p.json" >/dev/null; then
+        ok "--protocol $p under a 0.2 GiB candidate-folder budget: five trials of 32 MiB outputs, one on disk at a time, verified"
+    else not_ok "--protocol $p trial at a time" "exit $rc: $(jq -c '[.status, .errors]' "$tmp/wide_$p.json" 2>/dev/null | head -c 400)"; fi
+done
 finish
