@@ -212,8 +212,9 @@ static void usage_run(FILE *f) {
                "                          says when one waits (phases_s.admission_wait; docs/results.md)\n"
                "  --no-admission          start evaluations in every free slot whatever they will need\n"
                "  --compile-jobs N        load (and so compile) the next entries' candidates ahead, N at a time,\n"
-               "                          while earlier evaluations run (default 0: none; docs/results.md,\n"
-               "                          \"Compiling ahead\")\n"
+               "                          while earlier evaluations run. Default: on a GPU the cores the slots\n"
+               "                          leave, at most one per slot (8 on 16 cores at 8 jobs); on the CPU 0\n"
+               "                          (docs/results.md, \"Compiling ahead\")\n"
                "  and kbv eval's: --device, --seed, --timeout, --load-timeout, --cases, --protocol, --no-timing,\n"
                "  --time-budget, --compile-baseline, --prime, --standard-trials, --library-only, --cache-dir, --build, --scratch,\n"
                "  --max-memory, --max-scratch, --no-sandbox,\n"
@@ -231,7 +232,7 @@ static int cmd_eval(int argc, char **argv, int mode) {
     const char *name = mode == 2 ? "run" : mode == 1 ? "check" : "eval";
     int check = mode == 1;
     const char *manifest = NULL, *db = NULL, *kb = NULL, *runs = NULL;
-    int resume = 0, no_reuse = 0, no_admission = 0, shard_i = 0, shard_n = 1, jobs = 0, ngpus = 0, child_entry = -1, compile_jobs = 0;
+    int resume = 0, no_reuse = 0, no_admission = 0, shard_i = 0, shard_n = 1, jobs = 0, ngpus = 0, child_entry = -1, compile_jobs = -1;
     long long child_run = 0;
     int protocol_set = 0;
     static kbv_gpu gpus[GPUS_MAX]; /* --gpus's, as gpus_select chose them */

@@ -595,10 +595,9 @@ enum { ENTRY_STARTED = 1, ENTRY_SAID = 2 }; /* run_slots: per pending entry */
 /* A compile-ahead child's exit status: loaded, the load failed (the evaluation says why), kbv. */
 enum { AHEAD_EXIT_BUILT = 0, AHEAD_EXIT_FAILED = 1, AHEAD_EXIT_KBV = 2 };
 
-/* How many compile-ahead workers at a time (run.h, compile_jobs): none unless asked for (what
- * it gains is measured only where torch keeps a build across processes: torch 2, docs/results.md,
- * "Compiling ahead"; not yet on a GPU), and none where the compile cache is each evaluation's
- * own scratch. */
+/* How many compile-ahead workers at a time (run.h, compile_jobs; run_main settles the default):
+ * none where the compile cache is each evaluation's own scratch, since a build made ahead
+ * would not be found there. */
 static int ahead_jobs(const run_opts *o) {
     char base[PATH_MAX];
     if (o->compile_jobs <= 0 || !session_cache_base(&o->eval, NULL, base, sizeof base)) return 0;
@@ -1076,6 +1075,13 @@ int run_main(const run_opts *opts, kbv_err *err) {
         ro.jobs = cores >= 16 ? 8 : cores >= 4 ? (int)(cores / 2) : 1;
     }
     if (ro.jobs <= 0) ro.jobs = 1;
+    /* --compile-jobs not given: on a GPU, the cores the slots leave (at most one per slot), so
+     * that compiles run ahead on every core while earlier evaluations use the GPU; on the CPU
+     * none, since there the slots' own compiles already use the cores. */
+    if (ro.compile_jobs < 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN), slots = slot_count(o);
+        ro.compile_jobs = ro.child_entry < 0 && on_gpu(o) && cores > slots ? (int)(cores - slots < slots ? cores - slots : slots) : 0;
+    }
     run_item *items = NULL;
     int n = 0;
     if (o->manifest ? manifest_load(o->manifest, &items, &n, err) < 0 : manifest_from_runs(o->kernelbench, o->runs, &items, &n, err) < 0)

@@ -56,7 +56,8 @@ typedef struct run_opts {
     /* --compile-jobs: candidates' workers that only load the next entries' candidates, ahead
      * of their evaluations, so that the compile (load_inline) runs on the CPU while earlier
      * evaluations use the GPU and the evaluation finds its build done in the compile cache
-     * (docs/results.md, "Compiling ahead"). 0: none (the default). */
+     * (docs/results.md, "Compiling ahead"). 0: none; below 0 (not given): on a GPU the cores
+     * the slots leave, at most one per slot, on the CPU none. */
     int compile_jobs;
     int argc; /* the command line, to start the children with */
     char **argv;
