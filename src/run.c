@@ -592,6 +592,8 @@ static void on_stop(int sig) {
 
 enum { AHEAD_NONE, AHEAD_RUNNING, AHEAD_BUILT, AHEAD_FAILED, AHEAD_NOT /* an evaluation loads it */ };
 enum { ENTRY_STARTED = 1, ENTRY_SAID = 2 }; /* run_slots: per pending entry */
+/* How much nicer than the run a compile ahead runs (ahead_spawn). */
+enum { AHEAD_NICE = 10 };
 /* A compile-ahead child's exit status: loaded, the load failed (the evaluation says why), kbv. */
 enum { AHEAD_EXIT_BUILT = 0, AHEAD_EXIT_FAILED = 1, AHEAD_EXIT_KBV = 2 };
 
@@ -687,6 +689,13 @@ static pid_t ahead_spawn(const run_opts *o, const eval_opts *eo, const run_item 
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* a killed parent takes its children along */
         signal(SIGINT, SIG_IGN);            /* a terminal's Ctrl-C is the parent's to handle (on_stop) */
         if (gpu) setenv("CUDA_VISIBLE_DEVICES", gpu, 1), setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1); /* the run's GPUs are alike: one architecture to build for */
+        /* Background work: the compile (its worker, ninja, nvcc and the compilers inherit this)
+         * yields the CPU to the evaluations running now, so that their timed and host-bound
+         * calls are not slowed by it where every core is busy. */
+        errno = 0;
+        int ni = getpriority(PRIO_PROCESS, 0);
+        if ((ni != -1 || errno == 0) && setpriority(PRIO_PROCESS, 0, ni + AHEAD_NICE > 19 ? 19 : ni + AHEAD_NICE) < 0)
+            fprintf(stderr, "kbv run: compile ahead of %s at the run's own priority (setpriority: %s)\n", it->candidate, strerror(errno));
         _exit(ahead_load(eo, it, cache));
     }
     if (pid < 0) return kbv_seterr(err, "fork: %s", strerror(errno)), -1;
