@@ -478,10 +478,6 @@ static int cmd_eval(int argc, char **argv, int mode) {
             say("kbv run: %s\n", err.msg);
             return EXIT_INTERNAL;
         }
-        if (o.build_fast && child_entry < 0 && session_prepare_pch(&o, &err) < 0) { /* once, by the parent */
-            say("kbv run: --build fast is off: %s\n", err.msg);
-            o.build_fast = 0;
-        }
         run_opts ro = {.manifest = manifest,
                        .kernelbench = kb,
                        .runs = runs,

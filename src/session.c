@@ -9,7 +9,9 @@
 #include "evalctx.h"
 
 #include <errno.h>
-#include <spawn.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -663,7 +665,10 @@ void session_finish_candidate(eval_ctx *c, kbv_proc *cand, int failed) {
         result_add_finding(r, FIND_OUTPUT_TRUNCATED, NULL, "the candidate wrote %zu bytes on stdout; kept the first and last", cand->out.total);
 }
 
-int session_prepare_pch(const eval_opts *o, kbv_err *err) {
+/* Start kbv-worker --build-pch beneath the shared compile cache: its pid in *pid, 0 or -1 (err
+ * set). nicer: how much nicer than kbv it runs, in a process group of its own (its compilers
+ * too: kill(-pid) stops them all); 0: as kbv, in kbv's group. */
+int session_spawn_pch(const eval_opts *o, int nicer, pid_t *pid, kbv_err *err) {
     char base[PATH_MAX], root[PATH_MAX + 8];
     if (!session_cache_base(o, NULL, base, sizeof base))
         return kbv_seterr(err, "the compile cache is per evaluation (no --cache-dir, HOME or XDG_CACHE_HOME): no shared precompiled header");
@@ -672,14 +677,35 @@ int session_prepare_pch(const eval_opts *o, kbv_err *err) {
     /* kbv's own step, before any candidate: the worker run with no sandbox and no candidate,
      * its output on kbv's stderr (building takes minutes the first time) */
     char *argv[] = {(char *)o->worker, "--build-pch", root, NULL};
+    fflush(NULL); /* nothing buffered is written twice */
+    *pid = fork();
+    if (*pid < 0) return kbv_seterr(err, "fork: %s", strerror(errno));
+    if (*pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives kbv */
+        if (nicer) setpgid(0, 0);         /* in the background: a group of its own, which kbv stops whole */
+        errno = 0;
+        int ni = nicer ? getpriority(PRIO_PROCESS, 0) : 0;
+        if (nicer && (ni != -1 || errno == 0)) setpriority(PRIO_PROCESS, 0, ni + nicer > 19 ? 19 : ni + nicer); /* at worst, at kbv's priority */
+        execv(o->worker, argv);
+        fprintf(stderr, "kbv: %s --build-pch: %s\n", o->worker, strerror(errno));
+        _exit(127);
+    }
+    if (nicer) setpgid(*pid, *pid); /* as the child does: whichever runs first, kill(-pid) finds the group */
+    return 0;
+}
+
+int session_pch_status(const eval_opts *o, int st, kbv_err *err) {
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) return kbv_seterr(err, "%s --build-pch failed (its output above)", o->worker);
+    return 0;
+}
+
+int session_prepare_pch(const eval_opts *o, kbv_err *err) {
     pid_t pid;
-    int rc = posix_spawn(&pid, o->worker, NULL, NULL, argv, environ);
-    if (rc != 0) return kbv_seterr(err, "%s --build-pch: %s", o->worker, strerror(rc));
+    if (session_spawn_pch(o, 0, &pid, err) < 0) return -1;
     int st;
     while (waitpid(pid, &st, 0) < 0)
         if (errno != EINTR) return kbv_seterr(err, "waitpid: %s", strerror(errno));
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) return kbv_seterr(err, "%s --build-pch %s failed (its output above)", o->worker, root);
-    return 0;
+    return session_pch_status(o, st, err);
 }
 
 int session_scratch_folders(const char *scratch, kbv_err *err) {

@@ -75,4 +75,42 @@ for cand in $(grep -rl 'load_inline' examples --include='*.py' | xargs grep -L '
     fi
 done
 [ "$n" -ge 2 ] || not_ok "candidates" "found $n CPU load_inline candidates, want at least 2"
+
+# kbv run --build fast without timing, cold: the headers build in the background while the
+# first evaluations start (their builds take the stock path until the headers are there:
+# build.md), the verdicts are kbv eval's above, and the headers are built when the run ends.
+# A run stopped by SIGINT stops the headers' build too.
+if [ "${fast[0]}" = --build ]; then
+    for c in examples/candidates/relu/honest_cpp.py examples/candidates/broken/cpp_compile_error.py; do
+        printf '{"problem": "%s", "candidate": "%s"}\n' "$PWD/$(problem_of "$c")" "$PWD/$c"
+    done >"$tmp/run.jsonl"
+    "$KBV" run --manifest "$tmp/run.jsonl" --db "$tmp/r.db" --device cpu --no-timing --seed 7 --jobs 2 --build fast \
+        --cache-dir "$tmp/cr" >"$tmp/r.out" 2>"$tmp/r.err"
+    rc=$?
+    got=$(sqlite3 "$tmp/r.db" "select c.name || ' ' || e.status from evaluations e join candidates c on c.id = e.candidate_id order by c.name" 2>&1 | tr '\n' ' ')
+    [ $rc -eq 0 ] && [ "$got" = "cpp_compile_error compile_error honest_cpp verified " ] &&
+        ok "kbv run --build fast: the verdicts of kbv eval ($got)" || not_ok "kbv run --build fast" "exit $rc, stored '$got': $(tail -5 "$tmp/r.err")"
+    # The first candidate's build began seconds into the run, the headers' build takes far
+    # longer: built before the headers, it took the stock path (with the headers built first,
+    # as before, it took the fast one).
+    log=$(cat "$tmp/cr/$(sha256sum examples/candidates/relu/honest_cpp.py | cut -c1-16)"/*/kbv_build.log 2>/dev/null | head -1)
+    grep -q '^stock: ' <<<"$log" && grep -q "^built " "$tmp/r.out" && ls "$tmp"/cr/pch/*/torch_ext.h.gch >/dev/null 2>&1 &&
+        ok "the headers built in the background: the first build did not wait for them ($log), and they are there at the end" ||
+        not_ok "headers in the background" "first build: '$log'; $(head -3 "$tmp/r.out")"
+    "$KBV" run --manifest "$tmp/run.jsonl" --db "$tmp/s.db" --device cpu --no-timing --seed 7 --jobs 2 --build fast \
+        --cache-dir "$tmp/cs2" >/dev/null 2>"$tmp/s.err" &
+    kpid=$!
+    for _ in $(seq 1 300); do grep -q "to evaluate in" "$tmp/s.err" && break; sleep 0.1; done
+    sleep 2
+    # (the pattern "cs2/[p]ch" does not match grep's own command line)
+    running=$(grep -l "cs2/[p]ch" /proc/[0-9]*/cmdline 2>/dev/null | wc -l)
+    kill -INT $kpid
+    wait $kpid
+    rc=$?
+    sleep 1
+    left=$(grep -l "cs2/[p]ch" /proc/[0-9]*/cmdline 2>/dev/null | wc -l)
+    [ $rc -eq 130 ] && [ "$running" -ge 1 ] && [ "$left" -eq 0 ] &&
+        ok "SIGINT while the headers build: exit 130, their build stopped" ||
+        not_ok "SIGINT while the headers build" "exit $rc, builders running before $running, after $left: $(tail -3 "$tmp/s.err")"
+fi
 finish
