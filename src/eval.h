@@ -83,8 +83,8 @@ int eval_inspect(const eval_opts *o, const char *path, json_t **out, kbv_err *er
  * by `kbv-worker --build-pch`, before any candidate runs (--build fast; docs/build.md). */
 int session_prepare_pch(const eval_opts *o, kbv_err *err);
 /* The same, started in the background (kbv run on a GPU): its pid in *pid, running `nicer`
- * nicer than kbv in a process group of its own (kill(-pid) stops it whole); 0 or -1 (err set). session_pch_status: 0 where its wait status st says it
- * built them, else -1 (err set). */
+ * nicer than kbv in a process group of its own (kill(-pid) stops it whole); 0 or -1 (err
+ * set). session_pch_status: 0 where its wait status st says it built them, else -1 (err set). */
 int session_spawn_pch(const eval_opts *o, int nicer, pid_t *pid, kbv_err *err);
 int session_pch_status(const eval_opts *o, int st, kbv_err *err);
 

@@ -692,9 +692,7 @@ static pid_t ahead_spawn(const run_opts *o, const eval_opts *eo, const run_item 
         /* Background work: the compile (its worker, ninja, nvcc and the compilers inherit this)
          * yields the CPU to the evaluations running now, so that their timed and host-bound
          * calls are not slowed by it where every core is busy. */
-        errno = 0;
-        int ni = getpriority(PRIO_PROCESS, 0);
-        if ((ni != -1 || errno == 0) && setpriority(PRIO_PROCESS, 0, ni + AHEAD_NICE > 19 ? 19 : ni + AHEAD_NICE) < 0)
+        if (kbv_nicer(AHEAD_NICE) < 0)
             fprintf(stderr, "kbv run: compile ahead of %s at the run's own priority (setpriority: %s)\n", it->candidate, strerror(errno));
         _exit(ahead_load(eo, it, cache));
     }

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -674,8 +673,8 @@ int session_spawn_pch(const eval_opts *o, int nicer, pid_t *pid, kbv_err *err) {
         return kbv_seterr(err, "the compile cache is per evaluation (no --cache-dir, HOME or XDG_CACHE_HOME): no shared precompiled header");
     snprintf(root, sizeof root, "%s/pch", base);
     make_dirs(root);
-    /* kbv's own step, before any candidate: the worker run with no sandbox and no candidate,
-     * its output on kbv's stderr (building takes minutes the first time) */
+    /* kbv's own step, no candidate's: the worker run with no sandbox and no candidate, its
+     * output on kbv's own (building takes minutes the first time) */
     char *argv[] = {(char *)o->worker, "--build-pch", root, NULL};
     fflush(NULL); /* nothing buffered is written twice */
     *pid = fork();
@@ -683,9 +682,7 @@ int session_spawn_pch(const eval_opts *o, int nicer, pid_t *pid, kbv_err *err) {
     if (*pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives kbv */
         if (nicer) setpgid(0, 0);         /* in the background: a group of its own, which kbv stops whole */
-        errno = 0;
-        int ni = nicer ? getpriority(PRIO_PROCESS, 0) : 0;
-        if (nicer && (ni != -1 || errno == 0)) setpriority(PRIO_PROCESS, 0, ni + nicer > 19 ? 19 : ni + nicer); /* at worst, at kbv's priority */
+        if (nicer && kbv_nicer(nicer) < 0) fprintf(stderr, "kbv: --build-pch at kbv's own priority (setpriority: %s)\n", strerror(errno));
         execv(o->worker, argv);
         fprintf(stderr, "kbv: %s --build-pch: %s\n", o->worker, strerror(errno));
         _exit(127);

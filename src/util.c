@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -418,4 +419,11 @@ void kbv_say(const char *fmt, ...) {
     for (char *p = line; *p; p++)
         if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
     fprintf(stderr, "%s\n", line);
+}
+
+int kbv_nicer(int by) {
+    errno = 0;
+    int ni = getpriority(PRIO_PROCESS, 0); /* -1 is a nice value too: errno tells */
+    if (ni == -1 && errno != 0) return -1;
+    return setpriority(PRIO_PROCESS, 0, ni + by > 19 ? 19 : ni + by);
 }

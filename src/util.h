@@ -60,6 +60,9 @@ int kbv_mkscratch(const char *base, char *out, size_t outlen, kbv_err *err);
 const char *kbv_scratch_base(const char *base);
 /* Remove a folder tree; follows no symbolic links. Returns 0 if it is gone. */
 int kbv_rmtree(const char *path);
+/* This process (and what it starts after) runs `by` nicer than it did, at most 19: 0, or -1
+ * with errno set (a process may always raise its own nice value, so -1 is unexpected). */
+int kbv_nicer(int by);
 /* Bytes the files beneath path take on disk (their blocks; links not followed). */
 long long kbv_tree_bytes(const char *path);
 

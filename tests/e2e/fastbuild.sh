@@ -104,6 +104,10 @@ if [ "${fast[0]}" = --build ]; then
     sleep 2
     # (the pattern "cs2/[p]ch" does not match grep's own command line)
     running=$(grep -l "cs2/[p]ch" /proc/[0-9]*/cmdline 2>/dev/null | wc -l)
+    # ... each of them 10 nicer than the run (at most 19)
+    want_ni=$(awk '{n = $19 + 10; print (n > 19 ? 19 : n)}' /proc/$$/stat)
+    nis=$(for f in $(grep -l "cs2/[p]ch" /proc/[0-9]*/cmdline 2>/dev/null); do awk '{print $19}' "${f%cmdline}stat" 2>/dev/null; done | sort -u | tr '\n' ' ')
+    [ "$nis" = "$want_ni " ] && ok "the headers build at nice $want_ni" || not_ok "the headers build nicer than the run" "nice values seen: '$nis', want $want_ni"
     kill -INT $kpid
     wait $kpid
     rc=$?

@@ -1,6 +1,7 @@
 /* test_util.c -- util.c: hashing against known answers, seeds, buffers, scratch folders, the GPU lock. */
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -18,6 +19,21 @@ static void nap(long ms) {
  * after a waiting writer waits behind it (writer first). The order of the children's
  * notes on the pipe says who got the lock when. Asked for shared, it is held only between
  * enter and leave (one worker command), so a writer waits for a command, not a phase. */
+/* kbv_nicer, in a child (a process cannot take nice back): relative to where it was, capped
+ * at 19; the child's exit status says which check failed. */
+static void test_nicer(void) {
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        int base = getpriority(PRIO_PROCESS, 0), want = base + 3 > 19 ? 19 : base + 3;
+        if (kbv_nicer(3) != 0 || getpriority(PRIO_PROCESS, 0) != want) _exit(1);
+        if (kbv_nicer(40) != 0 || getpriority(PRIO_PROCESS, 0) != 19) _exit(2);
+        _exit(0);
+    }
+    int st = -1;
+    CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 static void test_gpulock(void) {
     kbv_gpulock off;
     CHECK(kbv_gpulock_open(&off, NULL, NULL) == 0);
@@ -97,6 +113,7 @@ static void test_gpulock(void) {
 
 int main(void) {
     char hex[65];
+    test_nicer();
     /* FIPS 180-2 known answers. */
     CHECK(kbv_sha256_hex("abc", 3, hex) == 0);
     CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
