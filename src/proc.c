@@ -376,18 +376,21 @@ static int try_wait(kbv_proc *p, int block) {
     if (p->exited || !p->pid) return 1;
     int st;
     pid_t r;
-    do r = waitpid(p->pid, &st, (block ? 0 : WNOHANG) | WUNTRACED);
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    do r = wait4(p->pid, &st, (block ? 0 : WNOHANG) | WUNTRACED, &ru);
     while (r < 0 && errno == EINTR);
     if (r == p->pid && WIFSTOPPED(st)) { /* it stopped itself: it would never answer */
         snprintf(p->killed_why, sizeof p->killed_why, "the worker was stopped by signal %d (%s); kbv killed it", WSTOPSIG(st),
                  strsignal(WSTOPSIG(st)));
         kill(-p->pid, SIGKILL);
         kill(p->pid, SIGKILL);
-        do r = waitpid(p->pid, &st, 0);
+        do r = wait4(p->pid, &st, 0, &ru);
         while (r < 0 && errno == EINTR);
     }
     if (r == p->pid) {
         p->exited = 1, p->wstatus = st;
+        p->cpu_s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
         live_del(p->pid);
         return 1;
     }
@@ -477,6 +480,29 @@ int proc_stat_parent(long pid, char *state, long *ppid) {
     if (!rp || sscanf(rp + 1, " %c %ld", &st, ppid) != 2) return -1;
     if (state) *state = st;
     return 0;
+}
+
+double proc_stat_cpu_seconds(long pid) {
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return -1;
+    buf[n] = '\0';
+    char *rp = strrchr(buf, ')'); /* fields 14-17 after "pid (comm)", whose comm may hold anything */
+    unsigned long long ut, stm;
+    long long cut, cst;
+    if (!rp || sscanf(rp + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %lld %lld", &ut, &stm, &cut, &cst) != 4) return -1;
+    long hz = sysconf(_SC_CLK_TCK);
+    return hz > 0 ? (double)(ut + stm + (unsigned long long)(cut > 0 ? cut : 0) + (unsigned long long)(cst > 0 ? cst : 0)) / (double)hz : -1;
+}
+
+double proc_cpu_seconds(const kbv_proc *p) {
+    if (!p->pid) return -1;
+    if (p->exited) return p->cpu_s;
+    return proc_stat_cpu_seconds((long)p->pid);
 }
 
 /* Kill every child of kbv that is not a supervised worker: processes that a worker's

@@ -52,6 +52,7 @@ typedef struct kbv_proc {
     int namespaces;       /* CLONE_NEWPID / CLONE_NEWNET flags the child was started with */
     char killed_why[160]; /* why kbv killed it on its own initiative (a process storm, a stop), or empty */
     int wstatus;          /* its wait status when exited */
+    double cpu_s;         /* once exited: its CPU seconds and those of the descendants it waited for (wait4) */
     char role[16];        /* who it is, for diagnostics and the step profile ("reference", ...) */
     kbv_memcg memcg;      /* its memory cgroup (memcg.applied 0: none, memcg.why says why) */
     struct {              /* its folder, watched against a budget (proc_watch_scratch) */
@@ -109,6 +110,13 @@ void proc_watch_scratch(kbv_proc *p, const char *dir, long long budget);
  * two fields in nanoseconds; the child cannot write it); -1 where unreadable. Threads that
  * ended are not counted (a lower figure, never a higher one). */
 double proc_busy_seconds(const kbv_proc *p);
+/* The CPU time, user and system, of the child and of the descendants it has waited for
+ * (ninja, nvcc and the compilers a build runs), in seconds: from /proc/PID/stat (utime,
+ * stime, cutime, cstime; kernel accounting the child cannot write) while it runs, from
+ * wait4 once it exited; -1 where unreadable. Descendants still running are not counted. */
+double proc_cpu_seconds(const kbv_proc *p);
+/* The same four fields of /proc/PID/stat for any process: seconds, or -1. */
+double proc_stat_cpu_seconds(long pid);
 /* Measure p's watched folder now: 1 when it is over its budget (p->scratch.why says how),
  * 0 when not (or not watched). Updates the peak. */
 int proc_scratch_measure(kbv_proc *p);

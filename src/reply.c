@@ -533,12 +533,14 @@ static int dec_common(const json_t *m, kbv_reply *r, kbv_err *err) {
         x->id = (kbv_finding_id)k;
         r->nguard++;
     }
-    /* the worker's own split of the step's time: any "..._s" number */
+    /* the worker's own split of the step's time: any "..._s" number but cpu_s, which is kbv's
+     * measurement of the worker (steps_s) and no reply's to set */
     const char *key;
     json_t *v;
     json_object_foreach((json_t *)m, key, v) {
         size_t kl = strlen(key);
-        if (!json_is_number(v) || kl <= 2 || kl >= sizeof r->times[0].key || strcmp(key + kl - 2, "_s") != 0 || !charset_ok(key, CS_ID)) continue;
+        if (!json_is_number(v) || kl <= 2 || kl >= sizeof r->times[0].key || strcmp(key + kl - 2, "_s") != 0 || strcmp(key, "cpu_s") == 0 || !charset_ok(key, CS_ID))
+            continue;
         if (r->ntimes < (int)(sizeof r->times / sizeof *r->times) && isfinite(json_number_value(v))) {
             snprintf(r->times[r->ntimes].key, sizeof r->times[0].key, "%s", key);
             r->times[r->ntimes++].s = json_number_value(v);

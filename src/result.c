@@ -35,6 +35,7 @@ void result_init(kbv_result *r) {
     m->peak_cand = m->peak_ref = m->torch_peak_cand = m->torch_peak_ref = -1;
     m->pers_cand = m->pers_ref = m->torch_pers_cand = m->torch_pers_ref = -1;
     for (int i = 0; i < PHASE_COUNT; i++) r->phase_s[i] = -1;
+    r->cpu_kbv_s = r->cpu_workers_s = -1;
     r->paper.peak_cand = r->paper.peak_ref = -1;
 }
 
@@ -323,6 +324,9 @@ json_t *result_to_json(const kbv_result *r) {
     }
     if (r->paper.ran) json_object_set_new(o, "paper", paper_json(&r->paper));
     json_object_set_new(o, "wall_s", json_real(r->wall_s));
+    json_object_set_new(o, "cpu_s",
+                        r->cpu_kbv_s >= 0 && r->cpu_workers_s >= 0 ? json_pack("{s:f, s:f}", "kbv", r->cpu_kbv_s, "workers", r->cpu_workers_s)
+                                                                    : json_null());
     json_t *ph = json_object();
     for (int i = 0; i < PHASE_COUNT; i++) json_object_set_new(ph, kbv_phase_names[i], r->phase_s[i] >= 0 ? json_real(r->phase_s[i]) : json_null());
     json_object_set_new(o, "phases_s", ph);

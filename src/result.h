@@ -240,6 +240,10 @@ typedef struct kbv_result {
     json_t *inspect; /* static inspection of the candidate's source (kbv inspect) */
     json_t *sandbox; /* how the candidate's worker was confined (sandbox_describe) */
     double wall_s;   /* whole evaluation, seconds */
+    /* CPU seconds (user + system) the evaluation used, from the kernel's accounting: kbv's own
+     * process, and the workers with every descendant they waited for (compilers included);
+     * -1: not measured */
+    double cpu_kbv_s, cpu_workers_s;
 } kbv_result;
 
 void result_init(kbv_result *r);

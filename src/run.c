@@ -714,7 +714,38 @@ typedef struct run_times {
     int ahead_jobs, ahead_started, ahead_built, ahead_failed, ahead_hits;
     double ahead_s; /* the compile-ahead workers' wall time, summed */
     pid_t pch;      /* kbv-worker --build-pch running in the background (--build fast on a GPU), or 0 */
+    /* CPU seconds (user + system, wait4's rusage: each child with the descendants it waited
+     * for) of the evaluations' processes that ended (neval_cpu of them), of the compiles
+     * ahead and of the background headers' build; kbv's own and all its children's at t0; the
+     * machine's busy and total jiffies at t0 (/proc/stat, 0: unreadable). */
+    double cpu_evals, cpu_ahead, cpu_pch, cpu_self0, cpu_children0;
+    int neval_cpu;
+    unsigned long long host_busy0, host_total0;
 } run_times;
+
+static double ru_seconds(const struct rusage *u) {
+    return (double)u->ru_utime.tv_sec + u->ru_utime.tv_usec / 1e6 + (double)u->ru_stime.tv_sec + u->ru_stime.tv_usec / 1e6;
+}
+
+static double rusage_seconds(int who) {
+    struct rusage u;
+    return getrusage(who, &u) == 0 ? ru_seconds(&u) : 0;
+}
+
+/* The machine's CPU time so far from /proc/stat's "cpu" line, in jiffies: busy (all but idle
+ * and iowait) and in all. 0, or -1 where unreadable. */
+static int host_cpu(unsigned long long *busy, unsigned long long *total) {
+    FILE *f = fopen("/proc/stat", "re");
+    if (!f) return -1;
+    unsigned long long v[8] = {0};
+    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+    fclose(f);
+    if (n < 4) return -1;
+    *total = 0;
+    for (int i = 0; i < 8; i++) *total += v[i]; /* (guest time is inside user time already) */
+    *busy = *total - v[3] - v[4];
+    return 0;
+}
 
 /* The background build of the precompiled headers has ended with wait status st. */
 static void pch_ended(const run_opts *o, run_times *t, int st) {
@@ -984,19 +1015,20 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
             break;
         }
         gpu_watch_sample(gw, tm);
-        if (p == tm->pch) pch_ended(o, tm, st);
+        if (p == tm->pch) tm->cpu_pch += ru_seconds(&ru), pch_ended(o, tm, st);
         for (int k = 0; k < nahead; k++) {
             if (aev[k].pid != p) continue;
             int built = WIFEXITED(st) && WEXITSTATUS(st) == AHEAD_EXIT_BUILT;
             state[aq[k]] = built ? AHEAD_BUILT : AHEAD_FAILED;
             tm->ahead_built += built, tm->ahead_failed += !built;
-            tm->ahead_s += kbv_now() - astart[k];
+            tm->ahead_s += kbv_now() - astart[k], tm->cpu_ahead += ru_seconds(&ru);
             if (admission) admit_ahead_record(&adm, &aev[k], (long long)ru.ru_maxrss * 1024);
             aev[k].pid = 0, arunning--;
         }
         for (int k = 0; k < nslots; k++) {
             if (ev[k].pid != p) continue;
             running--, blocked = 0;
+            tm->cpu_evals += ru_seconds(&ru), tm->neval_cpu++;
             int i = slot_item[k];
             ref_groups_done(groups, slot_q[k]);
             char status[32] = "", what[700];
@@ -1041,6 +1073,20 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
 static void times_report(const run_opts *o, const run_times *t, long long run_id, const char *uuid) {
     double wall = kbv_now() - t->t0, per_h = wall > 0 ? t->nevals / wall * 3600 : 0;
     double share = t->ngpus && wall > 0 ? t->gpu_busy / (wall * t->ngpus) : -1;
+    /* The CPU: the machine's busy share over the run (anyone's work), and what kbv and every
+     * process it waited for used (evaluations, compiles ahead, headers, kbv run itself). */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned long long busy1 = 0, total1 = 0;
+    double host = t->host_total0 && host_cpu(&busy1, &total1) == 0 && total1 > t->host_total0
+                      ? (double)(busy1 - t->host_busy0) / (double)(total1 - t->host_total0)
+                      : -1;
+    double self = rusage_seconds(RUSAGE_SELF) - t->cpu_self0, all = self + rusage_seconds(RUSAGE_CHILDREN) - t->cpu_children0;
+    double kbv_share = cores > 0 && wall > 0 ? all / (wall * (double)cores) : -1;
+    json_t *c = json_pack("{s:i, s:o, s:f, s:o, s:f, s:i, s:o, s:f, s:f, s:f}", "cores", (int)cores, "host_busy_share",
+                          host >= 0 ? json_real(host) : json_null(), "kbv_s", all, "kbv_share", kbv_share >= 0 ? json_real(kbv_share) : json_null(),
+                          "evaluations_s", t->cpu_evals, "evaluations", t->neval_cpu, "per_evaluation_s",
+                          t->neval_cpu ? json_real(t->cpu_evals / t->neval_cpu) : json_null(), "compile_ahead_s", t->cpu_ahead, "headers_s",
+                          t->cpu_pch, "kbv_run_s", self);
     json_t *ph = json_object(), *j = json_pack("{s:I, s:s, s:f, s:i, s:f, s:f, s:i}", "run", (json_int_t)run_id, "uuid", uuid, "wall_s", wall,
                                                "evaluations", t->nevals, "per_hour", per_h, "evaluations_wall_s", t->eval_wall, "gpus", t->ngpus);
     for (int k = 0; ph && k < PHASE_COUNT; k++) json_object_set_new(ph, kbv_phase_names[k], json_real(t->phase[k]));
@@ -1052,9 +1098,12 @@ static void times_report(const run_opts *o, const run_times *t, long long run_id
         json_object_set_new(j, "compile_ahead", json_pack("{s:i, s:i, s:i, s:i, s:i, s:f, s:f}", "jobs", t->ahead_jobs, "started", t->ahead_started,
                                                           "built", t->ahead_built, "failed", t->ahead_failed, "hits", t->ahead_hits, "seconds",
                                                           t->ahead_s, "slot_wait_s", t->slot_wait));
+        json_object_set_new(j, "cpu", c);
+        c = NULL;
     } else {
         json_decref(ph);
     }
+    json_decref(c);
     char path[PATH_MAX];
     char *line = j ? json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
@@ -1078,6 +1127,13 @@ static void times_report(const run_opts *o, const run_times *t, long long run_id
                 "slots waited %.0f s for compiles\n",
                 t->ahead_jobs, t->ahead_started, t->ahead_built, t->ahead_failed, t->ahead_s, t->ahead_hits, t->slot_wait);
     else fprintf(stderr, "kbv run: compiled ahead: none (--compile-jobs)\n");
+    fprintf(stderr, "kbv run: CPU: ");
+    if (host >= 0) fprintf(stderr, "the machine's %ld cores %.0f%% busy; ", cores, 100 * host);
+    fprintf(stderr, "kbv and what it ran %.0f core-s (%.0f%% of the cores)", all, 100 * (kbv_share > 0 ? kbv_share : 0));
+    if (t->neval_cpu) fprintf(stderr, "; %.0f s per evaluation (its workers and their compilers)", t->cpu_evals / t->neval_cpu);
+    if (t->cpu_ahead > 0) fprintf(stderr, "; compiles ahead %.0f s", t->cpu_ahead);
+    if (t->cpu_pch > 0) fprintf(stderr, "; headers %.0f s", t->cpu_pch);
+    fprintf(stderr, "; kbv run itself %.0f s\n", self);
 }
 
 int run_main(const run_opts *opts, kbv_err *err) {
@@ -1085,7 +1141,8 @@ int run_main(const run_opts *opts, kbv_err *err) {
      * up to 8 or half the CPU cores; on the CPU one at a time, since CPU timing has no lock. */
     run_opts ro = *opts;
     const run_opts *o = &ro;
-    run_times tm = {.t0 = kbv_now()};
+    run_times tm = {.t0 = kbv_now(), .cpu_self0 = rusage_seconds(RUSAGE_SELF), .cpu_children0 = rusage_seconds(RUSAGE_CHILDREN)};
+    if (host_cpu(&tm.host_busy0, &tm.host_total0) < 0) tm.host_busy0 = tm.host_total0 = 0;
     if (ro.jobs <= 0 && ro.child_entry < 0 && on_gpu(o)) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         ro.jobs = cores >= 16 ? 8 : cores >= 4 ? (int)(cores / 2) : 1;
@@ -1253,6 +1310,7 @@ int run_main(const run_opts *opts, kbv_err *err) {
                 done++, stored++;
                 counts[r.status]++;
                 times_add(&tm, r.phase_s, r.wall_s);
+                if (r.cpu_kbv_s >= 0) tm.cpu_evals += r.cpu_kbv_s + r.cpu_workers_s, tm.neval_cpu++;
                 char what[600];
                 snprintf(what, sizeof what, "%s %s/%s: %s", items[i].model, r.problem.name, r.candidate.name, kbv_status_name(r.status));
                 progress(o, done, total, stored, t0, what);
@@ -1266,8 +1324,11 @@ int run_main(const run_opts *opts, kbv_err *err) {
         if (rc != 0) kill(-tm.pch, SIGTERM);
         else if (!o->quiet) fprintf(stderr, "kbv run: waiting for the precompiled headers to be built (--build fast)\n");
         int st = 0;
-        while (waitpid(tm.pch, &st, 0) < 0 && errno == EINTR) {
+        struct rusage ru;
+        memset(&ru, 0, sizeof ru);
+        while (wait4(tm.pch, &st, 0, &ru) < 0 && errno == EINTR) {
         }
+        tm.cpu_pch += ru_seconds(&ru);
         if (rc == 0) pch_ended(o, &tm, st);
     }
     if (stopped) rc = 0; /* what was stored is reported as for a run that ended */

@@ -88,6 +88,16 @@ else
     [ "$(num .gpu_busy_share)" = null ] && [ "$(num .gpu_alone_s)" = null ] && ok "no GPU busy share (or time held alone) on the CPU" || not_ok "no GPU busy share on the CPU" "$J"
     awk -v c="$(num .phases_s.candidate_load)" -v r="$(num .phases_s.reference)" 'BEGIN { exit !(c > 0 && r > 0) }' &&
         ok "summed phases (reference, candidate_load) are there" || not_ok "summed phases" "$(num .phases_s)"
+    # The CPU (results.md, "Where a run's time went"): the machine's busy share, and what kbv
+    # and the processes it waited for used, split by who used it; every figure the kernel's.
+    awk -v n="$(nproc)" -v c="$(num .cpu.cores)" -v h="$(num .cpu.host_busy_share)" -v k="$(num .cpu.kbv_s)" -v e="$(num .cpu.evaluations_s)" \
+        -v ne="$(num .cpu.evaluations)" -v pe="$(num .cpu.per_evaluation_s)" -v a="$(num .cpu.compile_ahead_s)" -v r="$(num .cpu.kbv_run_s)" \
+        'BEGIN { exit !(c == n && h > 0 && h <= 1 && ne == 4 && e > 0 && pe > 0 && (pe - e / 4) ^ 2 < 0.01 && a > 1 && r > 0 && k + 0.1 >= e + a + r) }' &&
+        ok "the CPU: the machine's busy share, kbv's core-seconds (evaluations, compiles ahead, kbv run) add up" || not_ok "the CPU figures" "$(num .cpu)"
+    # Each result's own: kbv's and its workers' CPU, and each worker's start and load.
+    ck=$(sqlite3 "$tmp/p.db" "select count(*) from evaluations where json_extract(result, '\$.cpu_s.workers') > 0.5 and json_extract(result, '\$.cpu_s.kbv') > 0 and json_extract(result, '\$.steps_s.\"candidate.start\".cpu_s') > 0 and json_extract(result, '\$.steps_s.\"reference.start\".cpu_s') > 0 and json_extract(result, '\$.steps_s.\"candidate.load_candidate\".cpu_s') >= 0")
+    [ "$ck" = 4 ] && ok "every result has its CPU seconds (kbv, workers) and its workers' start and load CPU" ||
+        not_ok "every result's CPU" "$ck of 4: $(sqlite3 "$tmp/p.db" "select json_extract(result, '\$.cpu_s') from evaluations" | head -4 | tr '\n' ' ')"
     # Built ahead: the evaluation's load is a fraction of what the compile ahead took. Torch
     # before 2 rewrites main.cpp on every load_inline (no _maybe_write), so ninja rebuilds in
     # every process and no build is ever found done (the compile cache too): said, not hidden.
@@ -101,7 +111,7 @@ else
     fi
 fi
 grep -q "^kbv run: time: .* s wall, 4 evaluation(s) stored" "$tmp/p.err" && grep -q "^kbv run: compiled ahead in 2 worker(s): 2 started, 1 built, 1 failed" "$tmp/p.err" &&
-    grep -q "^kbv run: GPU busy: not measured (on the CPU)" "$tmp/p.err" && ok "the end-of-run lines on stderr" || not_ok "the end-of-run lines" "$(tail -4 "$tmp/p.err")"
+    grep -q "^kbv run: GPU busy: not measured (on the CPU)" "$tmp/p.err" && grep -q "^kbv run: CPU: the machine's $(nproc) cores [0-9]*% busy; kbv and what it ran [0-9]* core-s" "$tmp/p.err" && ok "the end-of-run lines on stderr" || not_ok "the end-of-run lines" "$(tail -4 "$tmp/p.err")"
 grep -q "compiled ahead: none" "$tmp/s.err" && ok "--compile-jobs 0 compiles nothing ahead" || not_ok "--compile-jobs 0" "$(tail -3 "$tmp/s.err")"
 head -1 "$tmp/m.jsonl" >"$tmp/q.jsonl"
 "$KBV" run --manifest "$tmp/q.jsonl" --db "$tmp/q.db" $opts --jobs 1 --compile-jobs 0 --quiet 2>"$tmp/q.err" >/dev/null

@@ -53,6 +53,10 @@ int main(void) {
     CHECK(reply_prints_from_json(pj, &p2, &err) == 0 && reply_prints_equal(&p2, &r.after));
     reply_prints_free(&p2), json_decref(pj);
     reply_free(&r);
+    /* cpu_s is kbv's own measurement of the worker (steps_s): a reply's is not taken */
+    CHECK(dec("forward", "{\"ok\":true,\"values\":[],\"cpu_s\":0.001,\"wall_s\":0.5}", &r, &err) == 0);
+    CHECK(r.ntimes == 1 && strcmp(r.times[0].key, "wall_s") == 0);
+    reply_free(&r);
 
     /* redraw_weights: the counts, and the state when it was saved */
     CHECK(dec("redraw_weights",
