@@ -67,7 +67,7 @@ KBV_SRC  := src/main.c $(CORE_SRC)
 WORKER_SRC := src/worker/main.c src/worker/standard.c src/worker/model.c src/worker/forward.c src/worker/bench.c \
               src/worker/inspect.c src/worker/inputs.c src/worker/values.c src/worker/loader.c $(wildcard src/worker/loader_*.c) \
               $(wildcard src/worker/paper.c) \
-              src/worker/device.c src/worker/fail.c src/worker/guard.c src/worker/py.c src/worker/dl.c src/gpu/gpu.c src/gpu/timer.c \
+              src/worker/device.c src/worker/fail.c src/worker/guard.c src/worker/py.c src/worker/pycache.c src/worker/dl.c src/gpu/gpu.c src/gpu/timer.c \
               src/gpu/audit.c src/util.c src/tensor.c src/proto.c \
               src/gen.c src/probe.c
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)

@@ -16,6 +16,7 @@
 #ifndef KBV_EVAL_H
 #define KBV_EVAL_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -41,6 +42,9 @@ typedef struct eval_opts {
     const char *scratch_base; /* where scratch folders go (NULL: $TMPDIR or /tmp) */
     const char *cache_dir;    /* compile cache (TORCH_EXTENSIONS_DIR); NULL: default */
     int build_fast;           /* load_inline's C++ with kbv's precompiled torch header (docs/build.md) */
+    int pycache_mode;         /* kbv's bytecode tree for the workers' Python: 0 auto (where the installed
+                               * packages have none), 1 always, -1 never (--pycache; docs/build.md) */
+    char pycache[PATH_MAX];   /* that tree, given to workers that Landlock keeps from writing it; "": none */
     size_t capture_cap;       /* bytes of each output stream kept */
     int keep_scratch;
     int verbose;                /* progress on stderr */
@@ -82,6 +86,10 @@ int eval_inspect(const eval_opts *o, const char *path, json_t **out, kbv_err *er
 /* Build (or find up to date) kbv's precompiled torch headers beneath the shared compile cache,
  * by `kbv-worker --build-pch`, before any candidate runs (--build fast; docs/build.md). */
 int session_prepare_pch(const eval_opts *o, kbv_err *err);
+/* Run kbv-worker --build-pycache beneath the shared compile cache (o->pycache_mode) and set
+ * o->pycache to the tree it made or found ("" where none is wanted or it could not be built:
+ * a note on stderr, never an error: the workers then compile their modules as ever). */
+void session_prepare_pycache(eval_opts *o);
 /* The same, started in the background (kbv run on a GPU): its pid in *pid, running `nicer`
  * nicer than kbv in a process group of its own (kill(-pid) stops it whole); 0 or -1 (err
  * set). session_pch_status: 0 where its wait status st says it built them, else -1 (err set). */

@@ -121,6 +121,10 @@ static void usage_eval(FILE *f) {
             "  --build fast|stock      compile load_inline's C++ with kbv's precompiled torch header, built once\n"
             "                          beneath the compile cache, falling back to torch's own build whenever\n"
             "                          anything differs (docs/build.md; default stock)\n"
+            "  --pycache auto|always|never  start workers with Python bytecode kbv compiled once beneath the\n"
+            "                          compile cache, read-only to them (only under Landlock); auto: where the\n"
+            "                          installed packages have none, so that every worker would compile torch\n"
+            "                          from source (docs/build.md; default auto)\n"
             "  --max-memory GIB        host memory a worker may hold: RLIMIT_DATA, and a memory cgroup of its own\n"
             "                          where the machine allows one (default 3/4 of RAM, 0: no limit)\n"
             "  --max-scratch GIB       what the candidate's worker may hold beneath its folder in the scratch\n"
@@ -431,6 +435,13 @@ static int cmd_eval(int argc, char **argv, int mode) {
                 return EXIT_USAGE;
             }
             o.build_fast = strcmp(val, "fast") == 0;
+        } else if (strcmp(a, "--pycache") == 0) {
+            NEED_VALUE();
+            if (strcmp(val, "auto") != 0 && strcmp(val, "always") != 0 && strcmp(val, "never") != 0) {
+                say("kbv %s: --pycache must be auto, always or never, not '%s'\n", name, val);
+                return EXIT_USAGE;
+            }
+            o.pycache_mode = strcmp(val, "always") == 0 ? 1 : strcmp(val, "never") == 0 ? -1 : 0;
         } else if (strcmp(a, "--scratch") == 0) {
             NEED_VALUE();
             o.scratch_base = val;
@@ -519,6 +530,7 @@ static int cmd_eval(int argc, char **argv, int mode) {
         return EXIT_INTERNAL;
     }
     o.worker = worker;
+    session_prepare_pycache(&o);
     if (o.build_fast) {
         kbv_err perr = {{0}};
         if (session_prepare_pch(&o, &perr) < 0) say("kbv %s: --build fast is off: %s\n", name, perr.msg), o.build_fast = 0;

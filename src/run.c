@@ -571,12 +571,21 @@ static int ran_all_cases(const char *status) {
  * closed cleanly and the summary and time report printed. A second signal ends kbv at once. */
 static volatile sig_atomic_t g_stop;
 
+static struct timespec g_stop_at; /* when the first signal came */
+
 static void on_stop(int sig) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now); /* (async-signal-safe) */
     if (g_stop) {
+        /* A second signal ends kbv at once, unless it came with the first: timeout(1) sends
+         * its signal to kbv and then to kbv's process group, so kbv gets it twice at once. */
+        double since = (double)(now.tv_sec - g_stop_at.tv_sec) + (double)(now.tv_nsec - g_stop_at.tv_nsec) / 1e9;
+        if (since < 0.5) return;
         signal(sig, SIG_DFL);
         raise(sig);
         return;
     }
+    g_stop_at = now;
     g_stop = sig;
 }
 
@@ -1178,6 +1187,8 @@ int run_main(const run_opts *opts, kbv_err *err) {
         if (rc == 0) {
             eo.have_seed = 1, eo.seed = seed, eo.verbose = 0;
             eo.ref_cache = getenv("KBV_REF_CACHE"); /* the parent's, for this run */
+            const char *pc = getenv("KBV_PYCACHE"); /* the parent's bytecode tree (session_prepare_pycache) */
+            snprintf(eo.pycache, sizeof eo.pycache, "%s", pc && pc[0] == '/' ? pc : "");
             const char *aw = getenv("KBV_ADMISSION_WAIT"); /* the parent's admission control */
             char *end = NULL;
             double waited = aw ? strtod(aw, &end) : -1;
@@ -1274,6 +1285,13 @@ int run_main(const run_opts *opts, kbv_err *err) {
      * than kbv, while the first evaluations start (a build that finds them not made yet takes
      * the stock path: build.md); a CPU run that times builds them first, since a build beside
      * it would slow its timed calls. */
+    /* kbv's bytecode tree for the workers' Python (build.md), made before any worker starts;
+     * the children of run_slots take it from the environment */
+    if (rc == 0 && o->child_entry < 0) {
+        session_prepare_pycache(&eo);
+        if (eo.pycache[0]) setenv("KBV_PYCACHE", eo.pycache, 1);
+        else unsetenv("KBV_PYCACHE");
+    }
     if (rc == 0 && eo.build_fast && o->child_entry < 0) {
         kbv_err perr = {{0}};
         if (on_gpu(o) || !eo.timing ? session_spawn_pch(&eo, AHEAD_NICE, &tm.pch, &perr) : session_prepare_pch(&eo, &perr)) {

@@ -9,6 +9,7 @@
 #include "evalctx.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -107,6 +108,7 @@ static int worker_sandbox(eval_ctx *c, const char *role, const char *home, const
         strcat(pch, "/pch");
         if (access(pch, R_OK) == 0) sp.readable[sp.nreadable++] = pch;
     }
+    if (c->o->pycache[0]) sp.readable[sp.nreadable++] = c->o->pycache; /* kbv's bytecode tree: read only */
     if (c->r->problem.path[0]) sp.readable[sp.nreadable++] = c->r->problem.path;
     if (cand) {
         if (c->r->candidate.path[0]) {
@@ -151,6 +153,9 @@ static void describe_candidate(eval_ctx *c, const kbv_sandbox *sb, const kbv_pro
     json_int_t peak = json_integer_value(json_object_get(c->r->sandbox, "scratch_peak_bytes"));
     json_t *o = sandbox_describe(sb, p->namespaces);
     json_object_set_new(o, "memory_cgroup", sandbox_memcg_describe(&p->memcg));
+    /* where its Python's bytecode came from: kbv's tree (session_prepare_pycache), or the
+     * installed packages' own (compiled from source where they have none) */
+    json_object_set_new(o, "pycache", c->o->pycache[0] && sb->ruleset_fd >= 0 ? json_string(c->o->pycache) : json_null());
     json_object_set_new(o, "scratch_budget_bytes", budget > 0 ? json_integer((json_int_t)budget) : json_null());
     json_object_set_new(o, "scratch_peak_bytes", json_integer(peak));
     json_decref(c->r->sandbox);
@@ -175,6 +180,9 @@ int session_start(eval_ctx *c, kbv_proc *p, const char *role, const char *device
     cache_dir(c, role, cache, sizeof cache);
     kbv_sandbox sb;
     if (build_env(c, home, cache, err) < 0 || worker_sandbox(c, role, home, cache, &sb, err) < 0) return -1;
+    /* kbv's bytecode tree, only to a worker that Landlock keeps from writing it: bytecode is
+     * code, and the reference worker reads it too */
+    if (c->o->pycache[0] && sb.ruleset_fd >= 0 && c->nenv < 31 && asprintf(&c->env[c->nenv], "KBV_PYCACHE=%s", c->o->pycache) >= 0) c->nenv++;
     double t0 = kbv_now();
     int rc = proc_spawn(p, argv, c->env, home, c->o->capture_cap, &sb, err);
     if (rc == 0) snprintf(p->role, sizeof p->role, "%s", role);
@@ -719,6 +727,43 @@ int session_prepare_pch(const eval_opts *o, kbv_err *err) {
     while (waitpid(pid, &st, 0) < 0)
         if (errno != EINTR) return kbv_seterr(err, "waitpid: %s", strerror(errno));
     return session_pch_status(o, st, err);
+}
+
+void session_prepare_pycache(eval_opts *o) {
+    char base[PATH_MAX], root[PATH_MAX + 16], line[PATH_MAX + 2] = "";
+    o->pycache[0] = '\0';
+    if (o->pycache_mode < 0 || !o->sandbox || sandbox_skips("landlock") || !session_cache_base(o, NULL, base, sizeof base)) return;
+    snprintf(root, sizeof root, "%s/pycache", base);
+    make_dirs(root);
+    int fd[2];
+    if (pipe2(fd, O_CLOEXEC) < 0) return;
+    /* kbv's own step, no candidate's: the worker with no sandbox, its notes on kbv's stderr */
+    char *argv[] = {(char *)o->worker, "--build-pycache", root, o->pycache_mode > 0 ? "always" : NULL, NULL};
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (dup2(fd[1], 1) < 0) _exit(127);
+        execv(o->worker, argv);
+        _exit(127);
+    }
+    close(fd[1]);
+    size_t n = 0;
+    ssize_t r;
+    while (pid > 0 && n < sizeof line - 1 && ((r = read(fd[0], line + n, sizeof line - 1 - n)) > 0 || (r < 0 && errno == EINTR)))
+        if (r > 0) n += (size_t)r;
+    line[n] = '\0';
+    close(fd[0]);
+    int st = 0;
+    while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    line[strcspn(line, "\n")] = '\0';
+    if (pid < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        fprintf(stderr, "kbv: no bytecode tree for the workers (%s --build-pycache failed: its output above); they compile their modules\n",
+                o->worker);
+        return;
+    }
+    if (line[0] == '/' && strlen(line) < sizeof o->pycache) snprintf(o->pycache, sizeof o->pycache, "%s", line);
 }
 
 int session_scratch_folders(const char *scratch, kbv_err *err) {

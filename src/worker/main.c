@@ -31,6 +31,7 @@
 #include "inputs.h"
 #include "inspect.h"
 #include "loader_py_fastbuild.h"
+#include "pycache.h"
 #include "model.h"
 #include "paper.h"
 #include "standard.h"
@@ -133,6 +134,7 @@ static void usage(FILE *f) {
             "       kbv-worker --list-commands\n"
             "       kbv-worker --python-paths\n"
             "       kbv-worker --build-pch ROOT\n"
+            "       kbv-worker --build-pycache ROOT [always]\n"
             "  Started by kbv, not by hand: reads JSON commands on fd %d, replies on fd %d.\n"
             "  --role is shown in ps; --private makes the process non-dumpable (no /proc/PID/mem, no ptrace).\n"
             "  --list-commands prints the commands it obeys, one a line: OP FIELD FIELD...\n"
@@ -140,6 +142,9 @@ static void usage(FILE *f) {
             "    kbv lets the worker read beneath them (docs/security.md).\n"
             "  --build-pch builds kbv's precompiled torch headers under ROOT (run by kbv, never with a\n"
             "    candidate; flag sets from KBV_PCH_CFLAGS; docs/build.md).\n"
+            "  --build-pycache compiles the bytecode of the packages a worker imports into a read-only\n"
+            "    tree under ROOT where the installed ones have none (or always), and prints its path\n"
+            "    (an empty line: none needed). Run by kbv, never with a candidate; docs/build.md.\n"
             "  See docs/protocol.md.\n",
             PROTO_CMD_FD, PROTO_REPLY_FD);
 }
@@ -158,6 +163,13 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--python-paths") == 0) {
             kbv_err err = {{0}};
             if (py_print_paths(stdout, &err) == 0) _exit(0); /* no interpreter teardown, as on quit */
+            fprintf(stderr, "kbv-worker: %s\n", err.msg);
+            return 70;
+        }
+        else if (strcmp(argv[i], "--build-pycache") == 0 && i + 1 < argc) {
+            kbv_err err = {{0}};
+            int always = i + 2 < argc && strcmp(argv[i + 2], "always") == 0;
+            if (py_start(&err) == 0 && pycache_build(argv[i + 1], always, &err) == 0) _exit(0);
             fprintf(stderr, "kbv-worker: %s\n", err.msg);
             return 70;
         }

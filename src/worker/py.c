@@ -19,6 +19,13 @@ int py_start(kbv_err *err) {
     config.write_bytecode = 0; /* no __pycache__ beside problem or candidate files */
     config.user_site_directory = 0;
     config.use_environment = 0; /* PYTHON* variables of the caller do not apply */
+    /* kbv's read-only bytecode tree (pycache.c), where kbv gives one: the modules' bytecode
+     * is read from there, checked against their sources as ever */
+    const char *prefix = getenv("KBV_PYCACHE");
+    if (prefix && prefix[0] == '/') {
+        st = PyConfig_SetBytesString(&config, &config.pycache_prefix, prefix);
+        if (PyStatus_Exception(st)) goto fail;
+    }
     static const char *paths[] = {KBV_PY_PATHS};
     st = PyConfig_SetBytesString(&config, &config.program_name, KBV_PY_EXECUTABLE);
     if (PyStatus_Exception(st)) goto fail;

@@ -117,4 +117,17 @@ if [ "${fast[0]}" = --build ]; then
         ok "SIGINT while the headers build: exit 130, their build stopped" ||
         not_ok "SIGINT while the headers build" "exit $rc, builders running before $running, after $left: $(tail -3 "$tmp/s.err")"
 fi
+# An extension torch built by the stock path and finds up to date is kept as built under
+# --build fast: its objects are not compiled again with the header (on the GPU, compiles ahead
+# made before the headers existed were each compiled twice: build.md, "The fallback").
+L=tests/fixtures/load_once.py
+"$KBV" eval examples/problems/relu.py "$L" --device cpu --no-timing --seed 7 --cache-dir "$tmp/cf" --build stock --json "$tmp/lo1.json" --quiet >/dev/null 2>&1
+obj=$(find "$tmp/cf" -path '*load_once_relu/*.o' | head -1)
+m1=$(stat -c %Y.%y "$obj" 2>/dev/null)
+"$KBV" eval examples/problems/relu.py "$L" --device cpu --no-timing --seed 7 --cache-dir "$tmp/cf" --build fast --json "$tmp/lo2.json" --quiet >/dev/null 2>&1
+m2=$(stat -c %Y.%y "$obj" 2>/dev/null)
+blog=$(tail -1 "$(dirname "$obj")/kbv_build.log" 2>/dev/null)
+[ "$(jq -r .status "$tmp/lo1.json" 2>/dev/null) $(jq -r .status "$tmp/lo2.json" 2>/dev/null)" = "verified verified" ] && [ -n "$m1" ] && [ "$m1" = "$m2" ] &&
+    [[ $blog == "stock: built before"* ]] && ok "built by the stock path and up to date: kept under --build fast ($blog)" ||
+    not_ok "an up-to-date stock build kept" "statuses $(jq -r .status "$tmp/lo1.json" "$tmp/lo2.json" 2>/dev/null | tr '\n' ' '), object $obj $m1 -> $m2, log '$blog'"
 finish

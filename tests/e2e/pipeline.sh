@@ -38,7 +38,7 @@ ln -s "$tmp/victim" "$cfold/linked_build"
 # Meanwhile, the nice value of every C++ compiler running (from /proc: no procps needed):
 # compiles ahead run 10 nicer than the run (results.md), so that they yield the CPU.
 base_ni=$(awk '{print $19}' /proc/$$/stat)
-"$KBV" run --manifest "$tmp/m.jsonl" --db "$tmp/p.db" $opts --jobs 1 --compile-jobs 2 2>"$tmp/p.err" &
+"$KBV" run --manifest "$tmp/m.jsonl" --db "$tmp/p.db" $opts --jobs 1 --compile-jobs 2 --pycache always 2>"$tmp/p.err" &
 kpid=$!
 : >"$tmp/ni.txt"
 while kill -0 $kpid 2>/dev/null; do
@@ -57,7 +57,7 @@ grep -q "compiling ahead in up to 2 worker" "$tmp/p.err" && ok "the run says it 
 rm -f "$cfold/linked_build"
 # The same manifest, one evaluation at a time and nothing ahead (the cache is warm now: the
 # verdicts do not depend on it).
-"$KBV" run --manifest "$tmp/m.jsonl" --db "$tmp/s.db" $opts --jobs 1 --compile-jobs 0 2>"$tmp/s.err"
+"$KBV" run --manifest "$tmp/m.jsonl" --db "$tmp/s.db" $opts --jobs 1 --compile-jobs 0 --pycache never 2>"$tmp/s.err"
 rc=$?
 [ $rc -eq 0 ] && ok "the --jobs 1 run ends with 0" || not_ok "the --jobs 1 run ends with 0" "exit $rc: $(tail -5 "$tmp/s.err")"
 want=$(stored "$tmp/s.db")
@@ -65,6 +65,14 @@ got=$(stored "$tmp/p.db")
 [ -n "$want" ] && [ "$got" = "$want" ] && ok "the pipelined run stores the verdicts of --jobs 1 (4 entries)" ||
     not_ok "the pipelined run stores the verdicts of --jobs 1" "jobs 1: [$want] pipelined: [$got]"
 [ "$(echo "$got" | grep -c ' ')" -eq 4 ] && ok "four evaluations stored" || not_ok "four evaluations stored" "[$got]"
+# kbv's bytecode tree (build.md, "Python's bytecode"): the pipelined run's workers read it
+# (--pycache always), the other's compiled their modules; the same verdicts (above).
+pyc() { sqlite3 "$1" "select coalesce(json_extract(result, '\$.sandbox.pycache'), 'none') from evaluations" 2>/dev/null | sort -u | tr '\n' ' '; }
+ptree=$(pyc "$tmp/p.db")
+case "$ptree" in "$XDG_CACHE_HOME"/kbv/torch_extensions/pycache/cpython-*" ") pok=1 ;; *) pok=0 ;; esac
+[ $pok = 1 ] && [ "$(pyc "$tmp/s.db")" = "none " ] && grep -q "^kbv: compiled the bytecode of [0-9]* Python modules for the workers into " "$tmp/p.err" &&
+    ok "--pycache always: one bytecode tree, built once, for every worker; --pycache never: none" ||
+    not_ok "--pycache" "always: [$ptree] never: [$(pyc "$tmp/s.db")] $(grep bytecode "$tmp/p.err")"
 st=$(sqlite3 "$tmp/p.db" "select e.status from evaluations e join candidates c on c.id = e.candidate_id where c.name = 'cpp_compile_error'")
 [ "$st" = "compile_error" ] && ok "a compile error found ahead is the evaluation's own compile_error" || not_ok "compile error" "status '$st'"
 grep -q "candidate load failed (load)" <<<"$(sqlite3 "$tmp/p.db" "select e.result from evaluations e join candidates c on c.id = e.candidate_id where c.name = 'cpp_compile_error'")" &&
@@ -123,7 +131,7 @@ head -1 "$tmp/m.jsonl" >"$tmp/q.jsonl"
 for s in 0 1 2 3 4 5; do echo "{\"problem\": \"$E/problems/relu.py\", \"candidate\": \"$E/candidates/relu/honest_cpu.py\", \"sample\": $s}"; done >"$tmp/i.jsonl"
 count() { sqlite3 "$1" "select count(*) from evaluations" 2>/dev/null || echo 0; }
 interrupt() { # DB JOBS: start a run, SIGINT it once it stored one evaluation; its exit status
-    "$KBV" run --manifest "$tmp/i.jsonl" --db "$1" $opts --jobs "$2" 2>"$1.err" &
+    "$KBV" run --manifest "$tmp/i.jsonl" --db "$1" $opts --jobs "$2" --pycache always 2>"$1.err" &
     local pid=$! t=0
     while [ "$(count "$1")" -lt 1 ] && [ $t -lt 600 ] && kill -0 $pid 2>/dev/null; do sleep 0.2; t=$((t + 1)); done
     kill -INT $pid
@@ -138,6 +146,8 @@ n=$(count "$tmp/i2.db")
 [ ! -e "$tmp/i2.db-wal" ] && [ "$(wc -l <"$tmp/i2.db.throughput.jsonl")" = 1 ] && ok "the database closed cleanly (no -wal left); the time report's JSON line written" ||
     not_ok "clean close" "$(ls "$tmp"/i2.db* 2>&1)"
 [ -z "$(leftovers)" ] && ok "no worker left after SIGINT" || not_ok "no worker left after SIGINT" "$(leftovers)"
+[ "$(pyc "$tmp/i2.db")" = "$ptree" ] && ok "the evaluations' own kbv processes (--jobs 2) give their workers the run's bytecode tree" ||
+    not_ok "the children's bytecode tree" "[$(pyc "$tmp/i2.db")], want [$ptree]"
 "$KBV" run --manifest "$tmp/i.jsonl" --db "$tmp/i2.db" $opts --jobs 2 --resume 2>"$tmp/i2r.err"
 rc=$?
 [ $rc -eq 0 ] && [ "$(count "$tmp/i2.db")" = 6 ] && [ "$(sqlite3 "$tmp/i2.db" "select count(distinct key) from evaluations")" = 6 ] &&
@@ -147,6 +157,13 @@ rc=$?
 n=$(count "$tmp/i1.db")
 [ $rc -eq 130 ] && [ "$n" -ge 1 ] && [ "$n" -lt 6 ] && grep -q "^kbv run: stopped by SIGINT" "$tmp/i1.db.err" && [ ! -e "$tmp/i1.db-wal" ] &&
     ok "SIGINT one at a time: the evaluation in progress ends, then exit 130 ($n of 6 stored)" || not_ok "SIGINT one at a time" "exit $rc, $n stored: $(tail -4 "$tmp/i1.db.err")"
+# timeout(1) signals kbv and then kbv's process group: two SIGINTs together are one request (the
+# summary and time report, exit 130), not "a second signal" that would end kbv at once.
+timeout -s INT 8 "$KBV" run --manifest "$tmp/i.jsonl" --db "$tmp/to.db" $opts --jobs 2 2>"$tmp/to.err"
+rc=$?
+grep -q "^kbv run: stopped by SIGINT" "$tmp/to.err" && grep -q "^kbv run: time: " "$tmp/to.err" && [ ! -e "$tmp/to.db-wal" ] &&
+    ok "timeout -s INT (two SIGINTs at once): the run stops cleanly, summary and time report (timeout's exit $rc)" ||
+    not_ok "timeout -s INT" "exit $rc: $(tail -4 "$tmp/to.err")"
 # Nothing left behind: no worker, no torch build lock in the compile cache.
 [ -z "$(leftovers)" ] && ok "no worker left" || not_ok "no worker left" "$(leftovers)"
 locks=$(find "$XDG_CACHE_HOME" -name lock 2>/dev/null)
