@@ -210,11 +210,34 @@ admit_bytes admit_left(admit_bytes free_b, const admit_eval *ev, int nev) {
     return left;
 }
 
+/* Whether a running evaluation of p (not measured yet) has published p's reference side, so
+ * that what it was seen to use covers its cases: the most of them in *mem and *own. */
+static int provisional(const kbv_admit *a, const admit_eval *ev, int nev, int p, long long *mem, long long *own) {
+    int sampled = 0;
+    *mem = *own = 0;
+    for (int k = 0; k < nev; k++)
+        if (ev[k].pid && ev[k].problem == p && ev[k].samples > 0)
+            sampled = 1, *mem = max_ll(*mem, ev[k].mem_peak), *own = max_ll(*own, ev[k].own_peak);
+    return sampled && published(a, p);
+}
+
 int admit_unmeasured_busy(const kbv_admit *a, const admit_eval *ev, int nev, int p) {
     if (p < 0 || p >= a->nproblems || a->problems[p].measured) return 0;
-    for (int k = 0; k < nev; k++)
-        if (ev[k].pid && ev[k].problem == p) return 1;
-    return 0;
+    int running = 0;
+    for (int k = 0; k < nev; k++) running |= ev[k].pid && ev[k].problem == p;
+    long long mem, own;
+    return running && !provisional(a, ev, nev, p, &mem, &own);
+}
+
+admit_bytes admit_need_running(const kbv_admit *a, const admit_eval *ev, int nev, int p) {
+    admit_bytes n = admit_need(a, p);
+    long long mem, own;
+    if (p < 0 || p >= a->nproblems || a->problems[p].measured || !provisional(a, ev, nev, p, &mem, &own)) return n;
+    /* (its kept reference outputs are published: later evaluations keep none of their own) */
+    long long scratch = ADMIT_PROVISIONAL * with_slack(own) + a->compile, memory = ADMIT_PROVISIONAL * with_slack(mem);
+    if (a->tmpfs) memory += scratch;
+    n.scratch = max_ll(n.scratch, scratch), n.memory = max_ll(n.memory, memory);
+    return n;
 }
 
 int admit_decide(const kbv_admit *a, const admit_eval *ev, int nev, int p, admit_bytes need, admit_bytes left, int running) {

@@ -8,7 +8,8 @@
  * kbv and workers (/proc), the bytes of its scratch folder (found as a worker's working folder)
  * and of the reference outputs it keeps for the run (refcache.c). The problem's first
  * evaluation that runs all of its cases sets its need; before that, a conservative default,
- * and one evaluation of the problem at a time (admit_unmeasured_busy): the default can be far
+ * and one evaluation of the problem at a time (admit_unmeasured_busy) until the first one's
+ * cases have run (then twice what it used so far: admit_need_running): the default can be far
  * too small, and the samples of one problem usually come in a row.
  * Nothing here starts, runs or judges anything, or reads any file but sizes and /proc.
  */
@@ -28,6 +29,7 @@
 #define ADMIT_AHEAD_SCRATCH   (512LL << 20) /* a compile-ahead worker not measured yet: its folder (TMPDIR: the compilers' temporaries) */
 #define ADMIT_AHEAD_MEMORY    (3LL << 30)   /* ... and its worker with the compilers it starts */
 #define ADMIT_UNKNOWN         LLONG_MAX     /* free bytes that could not be read: no limit applied */
+#define ADMIT_PROVISIONAL     2             /* a problem's need from its first evaluation's cases: times this (admit_need_running) */
 
 typedef struct admit_bytes {
     long long scratch, memory; /* bytes */
@@ -78,10 +80,17 @@ admit_bytes admit_available(const kbv_admit *a);
  * used. One that uses more than it reserved counts at what it uses (free already lacks it). */
 admit_bytes admit_left(admit_bytes free, const admit_eval *ev, int nev);
 /* Whether an evaluation of problem p must wait for its problem's first measurement: p is not
- * measured yet (no evaluation of it that ran all of its cases has ended) and one of its
- * evaluations is running in ev. So a problem not measured yet runs one evaluation at a time,
- * each under the default; once one has run all of its cases, admit_check alone decides. */
+ * measured yet (no evaluation of it that ran all of its cases has ended), one of its
+ * evaluations is running in ev, and none has published the problem's reference side yet
+ * (refcache.c: its cases ran; a run without the kept reference sides has no such sign). So a
+ * problem not measured yet runs one evaluation at a time, each under the default, until the
+ * running one's cases have run; then admit_check decides, with admit_need_running's need. */
 int admit_unmeasured_busy(const kbv_admit *a, const admit_eval *ev, int nev, int p);
+/* What the next evaluation of problem p will need with ev running: admit_need, except for a
+ * problem not measured yet whose reference side a running evaluation of it has published:
+ * then ADMIT_PROVISIONAL times what its running evaluations were seen to use so far (its
+ * timing and standard steps are still to come), with slack, and at least admit_need's. */
+admit_bytes admit_need_running(const kbv_admit *a, const admit_eval *ev, int nev, int p);
 enum { ADMIT_YES, ADMIT_WAIT_SCRATCH, ADMIT_WAIT_MEMORY, ADMIT_WAIT_MEASURE };
 /* Whether need fits in left (ADMIT_YES) or what it waits for. */
 int admit_check(admit_bytes need, admit_bytes left);

@@ -466,35 +466,35 @@ proc_result proc_request(kbv_proc *p, const json_t *msg, double timeout_s, json_
     }
 }
 
-int proc_stat_parent(long pid, char *state, long *ppid) {
-    char path[64], buf[512];
+/* /proc/PID/stat's fields after "pid (comm)" (comm may hold anything, ')' too) into buf: a
+ * pointer to them, or NULL where unreadable. */
+static const char *stat_fields(long pid, char *buf, size_t n) {
+    char path[64];
     snprintf(path, sizeof path, "/proc/%ld/stat", pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
+    if (fd < 0) return NULL;
+    ssize_t got = read(fd, buf, n - 1);
     close(fd);
-    if (n <= 0) return -1;
-    buf[n] = '\0';
-    char *rp = strrchr(buf, ')'); /* "pid (comm) state ppid ...": comm may hold anything */
-    char st;
-    if (!rp || sscanf(rp + 1, " %c %ld", &st, ppid) != 2) return -1;
+    if (got <= 0) return NULL;
+    buf[got] = '\0';
+    char *rp = strrchr(buf, ')');
+    return rp ? rp + 1 : NULL;
+}
+
+int proc_stat_parent(long pid, char *state, long *ppid) {
+    char buf[512], st;
+    const char *f = stat_fields(pid, buf, sizeof buf);
+    if (!f || sscanf(f, " %c %ld", &st, ppid) != 2) return -1;
     if (state) *state = st;
     return 0;
 }
 
 double proc_stat_cpu_seconds(long pid) {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0) return -1;
-    buf[n] = '\0';
-    char *rp = strrchr(buf, ')'); /* fields 14-17 after "pid (comm)", whose comm may hold anything */
+    char buf[1024];
+    const char *f = stat_fields(pid, buf, sizeof buf); /* fields 14-17: utime, stime, cutime, cstime */
     unsigned long long ut, stm;
     long long cut, cst;
-    if (!rp || sscanf(rp + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %lld %lld", &ut, &stm, &cut, &cst) != 4) return -1;
+    if (!f || sscanf(f, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %lld %lld", &ut, &stm, &cut, &cst) != 4) return -1;
     long hz = sysconf(_SC_CLK_TCK);
     return hz > 0 ? (double)(ut + stm + (unsigned long long)(cut > 0 ? cut : 0) + (unsigned long long)(cst > 0 ? cst : 0)) / (double)hz : -1;
 }

@@ -916,7 +916,7 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
                     q = s;
                     break;
                 }
-                need = admit_need(&adm, g);
+                need = admit_need_running(&adm, ev, nslots, g);
                 admit_bytes avail = admit_available(&adm), left = admit_left(admit_left(avail, ev, nslots), aev, nahead);
                 int why = admit_decide(&adm, ev, nslots, g, need, left, running || arunning);
                 if (why == ADMIT_YES) {

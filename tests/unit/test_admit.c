@@ -222,6 +222,46 @@ int main(void) {
     admit_record(&a, &quick, 1, 5LL << 30);
     CHECK(a.problems[0].memory == 5LL << 30 && !a.problems[0].memory_known && !a.problems[0].scratch_known);
     admit_free(&a);
+
+    /* Its first evaluation's cases have run (it published the problem's reference side): the
+     * siblings start beside it under twice what it was seen to use so far; before that they
+     * wait, as they do where nothing is published (no sign of its cases) or nothing sampled. */
+    static const char sha3[3][65] = {"cccc", "dddd", "eeee"};
+    CHECK(admit_init(&a, base, cache, "/nonexistent/kbv-cache", 3, sha3, &err) == 0);
+    a.tmpfs = 0, a.compile = 0;
+    enum { NS = 8 };
+    admit_eval run[NS];
+    memset(run, 0, sizeof run);
+    run[0].pid = 77, run[0].problem = 2, run[0].reserved = admit_need(&a, 2);
+    const int sibs[] = {2, 2, 2, 2};
+    int nx = 0;
+    admit_bytes plenty = {100 * GiB, 100 * GiB};
+    CHECK(admit_unmeasured_busy(&a, run, NS, 2) && fill(&a, run, NS, sibs, 4, &nx, plenty, 1) == 0);
+    run[0].samples = 3, run[0].mem_peak = 6 * GiB, run[0].own_peak = 1 * GiB;
+    CHECK(admit_unmeasured_busy(&a, run, NS, 2)); /* sampled, not published: its cases may still be running */
+    CHECK(admit_need_running(&a, run, NS, 2).memory == admit_need(&a, 2).memory);
+    snprintf(pub, sizeof pub, "%s/%s", cache, sha3[2]);
+    CHECK(mkdir(pub, 0700) == 0);
+    CHECK(!admit_unmeasured_busy(&a, run, NS, 2) && !a.problems[2].measured);
+    admit_bytes pn = admit_need_running(&a, run, NS, 2);
+    CHECK(pn.memory == 2 * (6 * GiB + 6 * GiB / 4 + ADMIT_SLACK_BYTES) && pn.scratch == ADMIT_DEFAULT_SCRATCH);
+    /* fill() computes admit_need, not run.c's admit_need_running: check run.c's decision here */
+    admit_bytes lleft = admit_left((admit_bytes){100 * GiB, 18 * GiB}, run, NS);
+    CHECK(admit_decide(&a, run, NS, 2, pn, lleft, 1) == ADMIT_WAIT_MEMORY); /* 15.1 GiB needed, 18 less its 4 reserved left */
+    lleft = admit_left((admit_bytes){100 * GiB, 40 * GiB}, run, NS);
+    CHECK(admit_decide(&a, run, NS, 2, pn, lleft, 1) == ADMIT_YES);
+    /* another problem's publishing says nothing of this one's */
+    run[0].problem = 1;
+    CHECK(!admit_unmeasured_busy(&a, run, NS, 2) && admit_need_running(&a, run, NS, 2).memory == admit_need(&a, 2).memory);
+    snprintf(pub, sizeof pub, "%s/%s", cache, sha3[1]);
+    CHECK(admit_unmeasured_busy(&a, run, NS, 1)); /* dddd not published */
+    CHECK(mkdir(pub, 0700) == 0 && !admit_unmeasured_busy(&a, run, NS, 1));
+    /* without the kept reference sides (no folder: no Landlock, --no-reference-reuse) never */
+    kbv_admit plain;
+    CHECK(admit_init(&plain, base, "", "/nonexistent/kbv-cache", 3, sha3, &err) == 0);
+    CHECK(admit_unmeasured_busy(&plain, run, NS, 1) && admit_need_running(&plain, run, NS, 1).memory == admit_need(&plain, 1).memory);
+    admit_free(&plain);
+    admit_free(&a);
     kbv_rmtree(base);
     CHECK_DONE("test_admit");
 }

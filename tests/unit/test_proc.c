@@ -196,5 +196,21 @@ int main(void) {
     CHECK_STR(text, "01234567\n[... 8 bytes omitted ...]\ngh");
     free(text);
     proc_capture_free(&c);
+    /* A worker's CPU time (kbv's steps_s cpu_s): its own and that of the children it waited
+     * for, while it runs and, from wait4, once it exited; a process that burns no CPU shows
+     * none. The child burns about 0.3 s in a grandchild it waits for, then replies. */
+    CHECK(run(&p, "i=0; (while [ $i -lt 300000 ]; do i=$((i+1)); done); echo '{\"ok\":true}' >&4; exec sleep 30", 20, &rep) == PROC_OK);
+    json_decref(rep);
+    double c1 = proc_cpu_seconds(&p);
+    CHECK(c1 >= 0.05 && c1 < 20);
+    CHECK(proc_stat_cpu_seconds((long)getpid()) >= 0 && proc_stat_cpu_seconds(999999999) < 0);
+    proc_kill(&p);
+    CHECK(p.exited && proc_cpu_seconds(&p) >= c1 - 0.011);
+    proc_free(&p);
+    CHECK(run(&p, "echo '{\"ok\":true}' >&4; exec sleep 30", 5, &rep) == PROC_OK);
+    json_decref(rep);
+    CHECK(proc_cpu_seconds(&p) >= 0 && proc_cpu_seconds(&p) < 0.05);
+    proc_kill(&p);
+    proc_free(&p);
     CHECK_DONE("test_proc");
 }
