@@ -1280,11 +1280,6 @@ int run_main(const run_opts *opts, kbv_err *err) {
     sigemptyset(&stop.sa_mask);
     g_stop = 0;
     sigaction(SIGINT, &stop, &old_int), sigaction(SIGTERM, &stop, &old_term);
-    /* --build fast: kbv's precompiled headers, built once before any candidate's build can use
-     * them. On a GPU, or on the CPU with --no-timing, they build in the background, 10 nicer
-     * than kbv, while the first evaluations start (a build that finds them not made yet takes
-     * the stock path: build.md); a CPU run that times builds them first, since a build beside
-     * it would slow its timed calls. */
     /* kbv's bytecode tree for the workers' Python (build.md), made before any worker starts;
      * the children of run_slots take it from the environment */
     if (rc == 0 && o->child_entry < 0) {
@@ -1292,6 +1287,11 @@ int run_main(const run_opts *opts, kbv_err *err) {
         if (eo.pycache[0]) setenv("KBV_PYCACHE", eo.pycache, 1);
         else unsetenv("KBV_PYCACHE");
     }
+    /* --build fast: kbv's precompiled headers, built once before any candidate's build can use
+     * them. On a GPU, or on the CPU with --no-timing, they build in the background, 10 nicer
+     * than kbv, while the first evaluations start (a build that finds them not made yet takes
+     * the stock path: build.md); a CPU run that times builds them first, since a build beside
+     * it would slow its timed calls. */
     if (rc == 0 && eo.build_fast && o->child_entry < 0) {
         kbv_err perr = {{0}};
         if (on_gpu(o) || !eo.timing ? session_spawn_pch(&eo, AHEAD_NICE, &tm.pch, &perr) : session_prepare_pch(&eo, &perr)) {
