@@ -312,15 +312,8 @@ static int eval_gpu_lock(const eval_opts *o, kbv_result *r, kbv_gpulock *lock, k
     return kbv_gpulock_open(lock, o->gpu_lock ? o->gpu_lock : path, err);
 }
 
-/* CPU seconds, user + system, of getrusage(who). */
-static double cpu_seconds(int who) {
-    struct rusage u;
-    if (getrusage(who, &u) < 0) return -1;
-    return (double)u.ru_utime.tv_sec + u.ru_utime.tv_usec / 1e6 + (double)u.ru_stime.tv_sec + u.ru_stime.tv_usec / 1e6;
-}
-
 int eval_run(const eval_opts *o, kbv_result *r, kbv_err *err) {
-    double t0 = kbv_now(), cpu_self0 = cpu_seconds(RUSAGE_SELF), cpu_children0 = cpu_seconds(RUSAGE_CHILDREN);
+    double t0 = kbv_now(), cpu_self0 = kbv_cpu_seconds(RUSAGE_SELF), cpu_children0 = kbv_cpu_seconds(RUSAGE_CHILDREN);
     eval_ctx c = {.o = o, .r = r, .fresh_ci = -1, .lock = KBV_GPULOCK_OFF};
     identify(&r->problem, o->problem);
     if (o->candidate) identify(&r->candidate, o->candidate);
@@ -398,7 +391,7 @@ out:
     else if (c.scratch[0]) fprintf(stderr, "kbv: scratch kept in %s\n", c.scratch);
     r->wall_s = kbv_now() - t0;
     /* (every worker has been waited for: a delta, right within kbv run --jobs 1's one process too) */
-    double cpu_self = cpu_seconds(RUSAGE_SELF), cpu_children = cpu_seconds(RUSAGE_CHILDREN);
+    double cpu_self = kbv_cpu_seconds(RUSAGE_SELF), cpu_children = kbv_cpu_seconds(RUSAGE_CHILDREN);
     if (cpu_self0 >= 0 && cpu_self >= cpu_self0 && cpu_children0 >= 0 && cpu_children >= cpu_children0)
         r->cpu_kbv_s = cpu_self - cpu_self0, r->cpu_workers_s = cpu_children - cpu_children0;
     return rc;

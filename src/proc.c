@@ -390,7 +390,7 @@ static int try_wait(kbv_proc *p, int block) {
     }
     if (r == p->pid) {
         p->exited = 1, p->wstatus = st;
-        p->cpu_s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+        p->cpu_s = kbv_rusage_seconds(&ru);
         live_del(p->pid);
         return 1;
     }

@@ -732,15 +732,6 @@ typedef struct run_times {
     unsigned long long host_busy0, host_total0;
 } run_times;
 
-static double ru_seconds(const struct rusage *u) {
-    return (double)u->ru_utime.tv_sec + u->ru_utime.tv_usec / 1e6 + (double)u->ru_stime.tv_sec + u->ru_stime.tv_usec / 1e6;
-}
-
-static double rusage_seconds(int who) {
-    struct rusage u;
-    return getrusage(who, &u) == 0 ? ru_seconds(&u) : 0;
-}
-
 /* The machine's CPU time so far from /proc/stat's "cpu" line, in jiffies: busy (all but idle
  * and iowait) and in all. 0, or -1 where unreadable. */
 static int host_cpu(unsigned long long *busy, unsigned long long *total) {
@@ -1024,20 +1015,20 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
             break;
         }
         gpu_watch_sample(gw, tm);
-        if (p == tm->pch) tm->cpu_pch += ru_seconds(&ru), pch_ended(o, tm, st);
+        if (p == tm->pch) tm->cpu_pch += kbv_rusage_seconds(&ru), pch_ended(o, tm, st);
         for (int k = 0; k < nahead; k++) {
             if (aev[k].pid != p) continue;
             int built = WIFEXITED(st) && WEXITSTATUS(st) == AHEAD_EXIT_BUILT;
             state[aq[k]] = built ? AHEAD_BUILT : AHEAD_FAILED;
             tm->ahead_built += built, tm->ahead_failed += !built;
-            tm->ahead_s += kbv_now() - astart[k], tm->cpu_ahead += ru_seconds(&ru);
+            tm->ahead_s += kbv_now() - astart[k], tm->cpu_ahead += kbv_rusage_seconds(&ru);
             if (admission) admit_ahead_record(&adm, &aev[k], (long long)ru.ru_maxrss * 1024);
             aev[k].pid = 0, arunning--;
         }
         for (int k = 0; k < nslots; k++) {
             if (ev[k].pid != p) continue;
             running--, blocked = 0;
-            tm->cpu_evals += ru_seconds(&ru), tm->neval_cpu++;
+            tm->cpu_evals += kbv_rusage_seconds(&ru), tm->neval_cpu++;
             int i = slot_item[k];
             ref_groups_done(groups, slot_q[k]);
             char status[32] = "", what[700];
@@ -1089,7 +1080,7 @@ static void times_report(const run_opts *o, const run_times *t, long long run_id
     double host = t->host_total0 && host_cpu(&busy1, &total1) == 0 && total1 > t->host_total0
                       ? (double)(busy1 - t->host_busy0) / (double)(total1 - t->host_total0)
                       : -1;
-    double self = rusage_seconds(RUSAGE_SELF) - t->cpu_self0, all = self + rusage_seconds(RUSAGE_CHILDREN) - t->cpu_children0;
+    double self = kbv_cpu_seconds(RUSAGE_SELF) - t->cpu_self0, all = self + kbv_cpu_seconds(RUSAGE_CHILDREN) - t->cpu_children0;
     double kbv_share = cores > 0 && wall > 0 ? all / (wall * (double)cores) : -1;
     json_t *c = json_pack("{s:i, s:o, s:f, s:o, s:f, s:i, s:o, s:f, s:f, s:f}", "cores", (int)cores, "host_busy_share",
                           host >= 0 ? json_real(host) : json_null(), "kbv_s", all, "kbv_share", kbv_share >= 0 ? json_real(kbv_share) : json_null(),
@@ -1150,7 +1141,7 @@ int run_main(const run_opts *opts, kbv_err *err) {
      * up to 8 or half the CPU cores; on the CPU one at a time, since CPU timing has no lock. */
     run_opts ro = *opts;
     const run_opts *o = &ro;
-    run_times tm = {.t0 = kbv_now(), .cpu_self0 = rusage_seconds(RUSAGE_SELF), .cpu_children0 = rusage_seconds(RUSAGE_CHILDREN)};
+    run_times tm = {.t0 = kbv_now(), .cpu_self0 = kbv_cpu_seconds(RUSAGE_SELF), .cpu_children0 = kbv_cpu_seconds(RUSAGE_CHILDREN)};
     if (host_cpu(&tm.host_busy0, &tm.host_total0) < 0) tm.host_busy0 = tm.host_total0 = 0;
     if (ro.jobs <= 0 && ro.child_entry < 0 && on_gpu(o)) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1346,7 +1337,7 @@ int run_main(const run_opts *opts, kbv_err *err) {
         memset(&ru, 0, sizeof ru);
         while (wait4(tm.pch, &st, 0, &ru) < 0 && errno == EINTR) {
         }
-        tm.cpu_pch += ru_seconds(&ru);
+        tm.cpu_pch += kbv_rusage_seconds(&ru);
         if (rc == 0) pch_ended(o, &tm, st);
     }
     if (stopped) rc = 0; /* what was stored is reported as for a run that ended */

@@ -421,6 +421,15 @@ void kbv_say(const char *fmt, ...) {
     fprintf(stderr, "%s\n", line);
 }
 
+double kbv_rusage_seconds(const struct rusage *u) {
+    return (double)u->ru_utime.tv_sec + u->ru_utime.tv_usec / 1e6 + (double)u->ru_stime.tv_sec + u->ru_stime.tv_usec / 1e6;
+}
+
+double kbv_cpu_seconds(int who) {
+    struct rusage u;
+    return getrusage(who, &u) == 0 ? kbv_rusage_seconds(&u) : -1;
+}
+
 int kbv_nicer(int by) {
     errno = 0;
     int ni = getpriority(PRIO_PROCESS, 0); /* -1 is a nice value too: errno tells */

@@ -63,6 +63,11 @@ int kbv_rmtree(const char *path);
 /* This process (and what it starts after) runs `by` nicer than it did, at most 19: 0, or -1
  * with errno set (a process may always raise its own nice value, so -1 is unexpected). */
 int kbv_nicer(int by);
+/* CPU seconds, user + system, of a struct rusage (getrusage, wait4). */
+struct rusage;
+double kbv_rusage_seconds(const struct rusage *u);
+/* kbv_rusage_seconds of getrusage(who) (RUSAGE_SELF, RUSAGE_CHILDREN); -1 where it fails. */
+double kbv_cpu_seconds(int who);
 /* Bytes the files beneath path take on disk (their blocks; links not followed). */
 long long kbv_tree_bytes(const char *path);
 
