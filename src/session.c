@@ -9,7 +9,6 @@
 #include "evalctx.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -730,40 +729,26 @@ int session_prepare_pch(const eval_opts *o, kbv_err *err) {
 }
 
 void session_prepare_pycache(eval_opts *o) {
-    char base[PATH_MAX], root[PATH_MAX + 16], line[PATH_MAX + 2] = "";
+    char base[PATH_MAX], root[PATH_MAX + 16];
     o->pycache[0] = '\0';
     if (o->pycache_mode < 0 || !o->sandbox || sandbox_skips("landlock") || !session_cache_base(o, NULL, base, sizeof base)) return;
     snprintf(root, sizeof root, "%s/pycache", base);
     make_dirs(root);
-    int fd[2];
-    if (pipe2(fd, O_CLOEXEC) < 0) return;
-    /* kbv's own step, no candidate's: the worker with no sandbox, its notes on kbv's stderr */
+    /* kbv's own step, no candidate's: the worker with no sandbox; its notes go to kbv's stderr */
     char *argv[] = {(char *)o->worker, "--build-pycache", root, o->pycache_mode > 0 ? "always" : NULL, NULL};
+    kbv_buf out, notes;
+    kbv_buf_init(&out), kbv_buf_init(&notes);
+    kbv_err e = {{0}};
     fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (dup2(fd[1], 1) < 0) _exit(127);
-        execv(o->worker, argv);
-        _exit(127);
-    }
-    close(fd[1]);
-    size_t n = 0;
-    ssize_t r;
-    while (pid > 0 && n < sizeof line - 1 && ((r = read(fd[0], line + n, sizeof line - 1 - n)) > 0 || (r < 0 && errno == EINTR)))
-        if (r > 0) n += (size_t)r;
-    line[n] = '\0';
-    close(fd[0]);
-    int st = 0;
-    while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    line[strcspn(line, "\n")] = '\0';
-    if (pid < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        fprintf(stderr, "kbv: no bytecode tree for the workers (%s --build-pycache failed: its output above); they compile their modules\n",
-                o->worker);
-        return;
-    }
-    if (line[0] == '/' && strlen(line) < sizeof o->pycache) snprintf(o->pycache, sizeof o->pycache, "%s", line);
+    int rc = kbv_run_cmd(argv, &out, &notes, &e);
+    if (notes.len) fwrite(notes.data, 1, notes.len, stderr);
+    size_t n = out.data ? strcspn(out.data, "\n") : 0;
+    if (rc != 0)
+        fprintf(stderr, "kbv: no bytecode tree for the workers (%s --build-pycache failed: %s); they compile their modules\n", o->worker,
+                rc < 0 ? e.msg : "its output above");
+    else if (n > 0 && out.data[0] == '/' && n < sizeof o->pycache)
+        snprintf(o->pycache, sizeof o->pycache, "%.*s", (int)n, out.data);
+    kbv_buf_free(&out), kbv_buf_free(&notes);
 }
 
 int session_scratch_folders(const char *scratch, kbv_err *err) {

@@ -88,58 +88,6 @@ static int in_path(const char *name) {
     return 0;
 }
 
-/* Run argv (argv[0] found in PATH) with stdin on /dev/null and wait for it: its stdout into
- * out and its stderr into errout (each capped at 16 MiB; NULL discards). Returns its exit
- * status, or -1 with err set when it could not run or a signal ended it. */
-static int run_cmd(char *const argv[], kbv_buf *out, kbv_buf *errout, kbv_err *err) {
-    int po[2], pe[2];
-    if (pipe2(po, O_CLOEXEC) < 0) return kbv_seterr(err, "pipe: %s", strerror(errno));
-    if (pipe2(pe, O_CLOEXEC) < 0) {
-        close(po[0]), close(po[1]);
-        return kbv_seterr(err, "pipe: %s", strerror(errno));
-    }
-    pid_t pid = fork();
-    if (pid == 0) {
-        int nul = open("/dev/null", O_RDONLY);
-        if (nul < 0 || dup2(nul, 0) < 0 || dup2(po[1], 1) < 0 || dup2(pe[1], 2) < 0) _exit(126);
-        execvp(argv[0], argv);
-        dprintf(2, "%s: %s", argv[0], strerror(errno));
-        _exit(127);
-    }
-    close(po[1]), close(pe[1]);
-    if (pid < 0) {
-        close(po[0]), close(pe[0]);
-        return kbv_seterr(err, "fork: %s", strerror(errno));
-    }
-    struct pollfd fds[2] = {{.fd = po[0], .events = POLLIN}, {.fd = pe[0], .events = POLLIN}};
-    kbv_buf *to[2] = {out, errout};
-    int open_fds = 2;
-    while (open_fds > 0) {
-        if (poll(fds, 2, -1) < 0) {
-            if (errno == EINTR) continue;
-            break;
-        }
-        for (int k = 0; k < 2; k++) {
-            if (fds[k].fd < 0 || !(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-            char chunk[4096];
-            ssize_t n = read(fds[k].fd, chunk, sizeof chunk);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) {
-                close(fds[k].fd), fds[k].fd = -1, open_fds--;
-            } else if (to[k] && to[k]->len < (16u << 20)) {
-                kbv_buf_append(to[k], chunk, (size_t)n);
-            }
-        }
-    }
-    for (int k = 0; k < 2; k++)
-        if (fds[k].fd >= 0) close(fds[k].fd);
-    int ws;
-    while (waitpid(pid, &ws, 0) < 0)
-        if (errno != EINTR) return kbv_seterr(err, "%s: waitpid: %s", argv[0], strerror(errno));
-    if (WIFEXITED(ws)) return WEXITSTATUS(ws);
-    return kbv_seterr(err, "%s: killed by signal %d", argv[0], WTERMSIG(ws));
-}
-
 /* The first line of a command's message, for a one-line error. */
 static const char *first_line(kbv_buf *b) {
     if (!b->data) return "no message";
@@ -322,7 +270,7 @@ static int submit(sweep *w, kbv_err *err) {
     argv[a++] = script, argv[a] = NULL;
     kbv_buf out, msg;
     kbv_buf_init(&out), kbv_buf_init(&msg);
-    int rc = run_cmd(argv, &out, &msg, err);
+    int rc = kbv_run_cmd(argv, &out, &msg, err);
     long long job = 0;
     if (rc > 0) kbv_seterr(err, "sbatch failed (exit %d): %s", rc, first_line(&msg));
     else if (rc == 0 && (sscanf(out.data ? out.data : "", "%lld", &job) != 1 || job <= 0))
@@ -359,11 +307,11 @@ static void task_end_state(long long job, int i, char *out, size_t n) {
     out[0] = '\0';
     kbv_buf_init(&b);
     char *sacct[] = {"sacct", "-n", "-P", "-X", "-j", id, "-o", "State", NULL};
-    if (in_path("sacct") && run_cmd(sacct, &b, NULL, &e) == 0 && b.data && b.data[0] != '\n') snprintf(out, n, "%s", first_line(&b));
+    if (in_path("sacct") && kbv_run_cmd(sacct, &b, NULL, &e) == 0 && b.data && b.data[0] != '\n') snprintf(out, n, "%s", first_line(&b));
     kbv_buf_free(&b);
     if (out[0]) return;
     char *scontrol[] = {"scontrol", "-o", "show", "job", id, NULL};
-    if (run_cmd(scontrol, &b, NULL, &e) == 0 && b.data) {
+    if (kbv_run_cmd(scontrol, &b, NULL, &e) == 0 && b.data) {
         const char *s = strstr(b.data, "JobState=");
         if (s) snprintf(out, n, "%.*s", (int)strcspn(s + 9, " \n"), s + 9);
     }
@@ -379,7 +327,7 @@ static int poll_queue(sweep *w, kbv_err *err) {
     char *argv[] = {"squeue", "-h", "-r", "-u", pw ? pw->pw_name : uid, "-o", "%F %K %T", NULL};
     kbv_buf out, msg;
     kbv_buf_init(&out), kbv_buf_init(&msg);
-    int rc = run_cmd(argv, &out, &msg, err);
+    int rc = kbv_run_cmd(argv, &out, &msg, err);
     if (rc > 0) kbv_seterr(err, "squeue failed (exit %d): %s", rc, first_line(&msg));
     if (rc != 0) {
         kbv_buf_free(&out), kbv_buf_free(&msg);
@@ -623,7 +571,7 @@ static int check_run_args(const sweep *w) {
     kbv_buf msg;
     kbv_err err;
     kbv_buf_init(&msg);
-    int rc = run_cmd(argv, NULL, &msg, &err);
+    int rc = kbv_run_cmd(argv, NULL, &msg, &err);
     if (rc != 0) say("kbv slurm: %s\n", rc < 0 ? err.msg : first_line(&msg));
     kbv_buf_free(&msg);
     return rc == 0 ? 0 : -1;

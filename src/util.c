@@ -12,6 +12,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <openssl/evp.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -419,6 +421,55 @@ void kbv_say(const char *fmt, ...) {
     for (char *p = line; *p; p++)
         if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
     fprintf(stderr, "%s\n", line);
+}
+
+int kbv_run_cmd(char *const argv[], kbv_buf *out, kbv_buf *errout, kbv_err *err) {
+    int po[2], pe[2];
+    if (pipe2(po, O_CLOEXEC) < 0) return kbv_seterr(err, "pipe: %s", strerror(errno));
+    if (pipe2(pe, O_CLOEXEC) < 0) {
+        close(po[0]), close(po[1]);
+        return kbv_seterr(err, "pipe: %s", strerror(errno));
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        int nul = open("/dev/null", O_RDONLY);
+        if (nul < 0 || dup2(nul, 0) < 0 || dup2(po[1], 1) < 0 || dup2(pe[1], 2) < 0) _exit(126);
+        execvp(argv[0], argv);
+        dprintf(2, "%s: %s", argv[0], strerror(errno));
+        _exit(127);
+    }
+    close(po[1]), close(pe[1]);
+    if (pid < 0) {
+        close(po[0]), close(pe[0]);
+        return kbv_seterr(err, "fork: %s", strerror(errno));
+    }
+    struct pollfd fds[2] = {{.fd = po[0], .events = POLLIN}, {.fd = pe[0], .events = POLLIN}};
+    kbv_buf *to[2] = {out, errout};
+    int open_fds = 2;
+    while (open_fds > 0) {
+        if (poll(fds, 2, -1) < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        for (int k = 0; k < 2; k++) {
+            if (fds[k].fd < 0 || !(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            char chunk[4096];
+            ssize_t n = read(fds[k].fd, chunk, sizeof chunk);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) {
+                close(fds[k].fd), fds[k].fd = -1, open_fds--;
+            } else if (to[k] && to[k]->len < (16u << 20)) {
+                kbv_buf_append(to[k], chunk, (size_t)n);
+            }
+        }
+    }
+    for (int k = 0; k < 2; k++)
+        if (fds[k].fd >= 0) close(fds[k].fd);
+    int ws;
+    while (waitpid(pid, &ws, 0) < 0)
+        if (errno != EINTR) return kbv_seterr(err, "%s: waitpid: %s", argv[0], strerror(errno));
+    if (WIFEXITED(ws)) return WEXITSTATUS(ws);
+    return kbv_seterr(err, "%s: killed by signal %d", argv[0], WTERMSIG(ws));
 }
 
 double kbv_rusage_seconds(const struct rusage *u) {

@@ -63,6 +63,10 @@ int kbv_rmtree(const char *path);
 /* This process (and what it starts after) runs `by` nicer than it did, at most 19: 0, or -1
  * with errno set (a process may always raise its own nice value, so -1 is unexpected). */
 int kbv_nicer(int by);
+/* Run argv (argv[0] found in PATH, or a path) with stdin on /dev/null and wait for it: its
+ * stdout into out and its stderr into errout (each capped at 16 MiB; NULL discards). Returns
+ * its exit status, or -1 with err set when it could not run or a signal ended it. */
+int kbv_run_cmd(char *const argv[], kbv_buf *out, kbv_buf *errout, kbv_err *err);
 /* CPU seconds, user + system, of a struct rusage (getrusage, wait4). */
 struct rusage;
 double kbv_rusage_seconds(const struct rusage *u);
