@@ -146,6 +146,11 @@ static int worker_sandbox(eval_ctx *c, const char *role, const char *home, const
     sp.max_procs = 4096;
     return sandbox_prepare(sb, &sp, err);
 }
+/* Whether a worker of sandbox sb gets kbv's bytecode tree (session_prepare_pycache): only one
+ * that Landlock keeps from writing it, since bytecode is code and the reference worker reads
+ * the tree too. */
+static int gets_pycache(const eval_ctx *c, const kbv_sandbox *sb) { return c->o->pycache[0] && sb->ruleset_fd >= 0; }
+
 /* The candidate's worker's confinement in the result: sandbox_describe's, its memory cgroup
  * and its folder's budget; the most its folders held (measured) stays from a worker before. */
 static void describe_candidate(eval_ctx *c, const kbv_sandbox *sb, const kbv_proc *p, long long budget) {
@@ -154,7 +159,7 @@ static void describe_candidate(eval_ctx *c, const kbv_sandbox *sb, const kbv_pro
     json_object_set_new(o, "memory_cgroup", sandbox_memcg_describe(&p->memcg));
     /* where its Python's bytecode came from: kbv's tree (session_prepare_pycache), or the
      * installed packages' own (compiled from source where they have none) */
-    json_object_set_new(o, "pycache", c->o->pycache[0] && sb->ruleset_fd >= 0 ? json_string(c->o->pycache) : json_null());
+    json_object_set_new(o, "pycache", gets_pycache(c, sb) ? json_string(c->o->pycache) : json_null());
     json_object_set_new(o, "scratch_budget_bytes", budget > 0 ? json_integer((json_int_t)budget) : json_null());
     json_object_set_new(o, "scratch_peak_bytes", json_integer(peak));
     json_decref(c->r->sandbox);
@@ -179,9 +184,7 @@ int session_start(eval_ctx *c, kbv_proc *p, const char *role, const char *device
     cache_dir(c, role, cache, sizeof cache);
     kbv_sandbox sb;
     if (build_env(c, home, cache, err) < 0 || worker_sandbox(c, role, home, cache, &sb, err) < 0) return -1;
-    /* kbv's bytecode tree, only to a worker that Landlock keeps from writing it: bytecode is
-     * code, and the reference worker reads it too */
-    if (c->o->pycache[0] && sb.ruleset_fd >= 0 && c->nenv < 31 && asprintf(&c->env[c->nenv], "KBV_PYCACHE=%s", c->o->pycache) >= 0) c->nenv++;
+    if (gets_pycache(c, &sb) && c->nenv < 31 && asprintf(&c->env[c->nenv], "KBV_PYCACHE=%s", c->o->pycache) >= 0) c->nenv++;
     double t0 = kbv_now();
     int rc = proc_spawn(p, argv, c->env, home, c->o->capture_cap, &sb, err);
     if (rc == 0) snprintf(p->role, sizeof p->role, "%s", role);
