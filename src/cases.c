@@ -182,8 +182,14 @@ static int oracle_valid(eval_ctx *c, const ref_runs *rr, int nominal, char *why,
     return 1;
 }
 
-void cases_judge_output(const eval_ctx *c, const ref_runs *rr, int k, const kbv_tensor *t, judge_calib *cal, judge_result *jr) {
-    judge_calibrate(&rr->oracle.t[k], &rr->tf32.t[k], &rr->strict.t[k], cal);
+void cases_judge_output(const eval_ctx *c, ref_runs *rr, int k, const kbv_tensor *t, judge_calib *cal, judge_result *jr) {
+    if (!rr->calib && rr->oracle.n > 0 && (rr->calib = calloc((size_t)rr->oracle.n, sizeof *rr->calib))) rr->ncalib = rr->oracle.n;
+    if (k < rr->ncalib && rr->calib[k].done) {
+        *cal = rr->calib[k].cal;
+    } else { /* without memory for the cache, computed each time */
+        judge_calibrate(&rr->oracle.t[k], &rr->tf32.t[k], &rr->strict.t[k], cal);
+        if (k < rr->ncalib) rr->calib[k].cal = *cal, rr->calib[k].done = 1;
+    }
     if (c->oracle_fallback) { /* the oracle is itself an fp32 run: allow fp32 reordering */
         cal->floor *= 10;
         cal->tol_norm = JUDGE_K * cal->tf32.norm_rel + cal->floor;
@@ -199,7 +205,7 @@ static json_t *print_json(const reply_prints *p, int j) {
 }
 
 /* Judge the candidate's runs of one case against the reference's; fills kc. */
-static void judge_case(eval_ctx *c, kbv_case *kc, const ref_runs *rr, const run_out *c1, const run_out *c2, const reply_prints *cand_prints) {
+static void judge_case(eval_ctx *c, kbv_case *kc, ref_runs *rr, const run_out *c1, const run_out *c2, const reply_prints *cand_prints) {
     kc->evaluated = 1, kc->passed = 1, kc->klass = JUDGE_FP32;
     kc->atol = kc->rtol = 0;
 #define FAIL(...)                                                             \
@@ -319,7 +325,7 @@ static long long out_bytes(const run_out *r) {
  * failed (err), 1 when the candidate failed (c->failure set), 2 when an output was larger than the reference's: the case
  * failed (judged so, the output unread) and the worker's state is unknown (a reply of its own
  * may be on its way), so no case follows. */
-static int candidate_case(eval_ctx *c, kbv_proc *cand, int ci, int dist, int dom, uint64_t seed, const ref_runs *rr, kbv_case *kc, kbv_err *err) {
+static int candidate_case(eval_ctx *c, kbv_proc *cand, int ci, int dist, int dom, uint64_t seed, ref_runs *rr, kbv_case *kc, kbv_err *err) {
     run_out r[2];
     memset(r, 0, sizeof r);
     reply_prints prints;

@@ -240,6 +240,7 @@ done:
         }
         proc_free(&ref);
     }
+    kbv_tensor_pool_release(); /* the judge's kept mappings (tensor.c) */
 }
 
 int eval_inspect(const eval_opts *o, const char *path, json_t **out, kbv_err *err) {

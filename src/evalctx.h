@@ -80,10 +80,19 @@ int run_out_count(const run_out *o);
 int run_out_facts(const run_out *o, int k, judge_facts *f);
 
 /* The reference's runs of one case. */
+typedef struct ref_calib {
+    judge_calib cal;
+    int done;
+} ref_calib;
 typedef struct ref_runs {
     run_out oracle, tf32, strict;
     reply_prints prints; /* the reference's input fingerprints */
     int mutates_inputs;  /* the reference itself changes its inputs */
+    /* judge_calibrate's figures per output, computed once (cases_judge_output): a case's
+     * outputs are judged against the same calibration by its second run and by every re-check
+     * of a timed output on its inputs. */
+    ref_calib *calib;
+    int ncalib;
 } ref_runs;
 
 void ref_runs_free(ref_runs *rr);
@@ -227,7 +236,7 @@ int cases_run(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kept, int *
  * distribution 1 + k % 4. 0, 2 (no valid domain), 1 (the problem failed), -1 (kbv). */
 int cases_reference_check(eval_ctx *c, kbv_proc *ref, int k, kept_case *out, kbv_err *err);
 /* Judge output k of a candidate's run against case rr's oracle. */
-void cases_judge_output(const eval_ctx *c, const ref_runs *rr, int k, const kbv_tensor *t, judge_calib *cal, judge_result *jr);
+void cases_judge_output(const eval_ctx *c, ref_runs *rr, int k, const kbv_tensor *t, judge_calib *cal, judge_result *jr);
 
 /* ---- the reference cache (refcache.c) ------------------------------------------------------ */
 

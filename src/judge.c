@@ -1,5 +1,6 @@
 /* judge.c -- the calibrated comparison and KernelBench's allclose (see judge.h).
- * Reads tensors element by element in double precision.
+ * Reads tensors element by element in double precision; each function reads its tensors once,
+ * computing all of its figures in that one pass, every sum in index order.
  */
 #include "judge.h"
 
@@ -43,40 +44,85 @@ static inline void err_step(judge_err *e, double *num, double *den, double ov, d
     }
 }
 
-/* One loop per common pair of float dtypes (the oracle is float64, outputs float32), so that
- * the element type is not decided again for every element; any other pair reads through
- * kbv_tensor_get. */
-#define ERR_LOOP(OT, XT)                                                                       \
-    do {                                                                                       \
-        const OT *op = (const OT *)o->data;                                                    \
-        const XT *xp = (const XT *)x->data;                                                    \
-        for (int64_t i = 0; i < n; i++) err_step(e, &num, &den, (double)op[i], (double)xp[i]); \
+static void err_finish(judge_err *e, double num, double den) { e->norm_rel = den > 0 ? sqrt(num / den) : (num > 0 ? INFINITY : 0); }
+
+/* The element loops. Each is written once per common combination of dtypes (the oracle
+ * float64, the runs float32; or all float32, or all float64), so that the element type is not
+ * decided again for every element, and any other combination reads through kbv_tensor_get.
+ * STEP(i, a, b[, c]) gets element i of each tensor as a double (exact for every float type).
+ * A loop adds every sum in index order, as one loop per figure did: which loop ran, and how
+ * many figures it computes at once, changes no bit of any figure. */
+#define TYPED2(TA, TB, A, B, n, STEP)                          \
+    do {                                                       \
+        const TA *pa_ = (const TA *)(A)->data;                 \
+        const TB *pb_ = (const TB *)(B)->data;                 \
+        for (int64_t i_ = 0; i_ < (n); i_++) {                 \
+            double a_ = (double)pa_[i_], b_ = (double)pb_[i_]; \
+            STEP(i_, a_, b_);                                  \
+        }                                                      \
+    } while (0)
+#define LOOP2(A, B, n, STEP)                                                                    \
+    do {                                                                                        \
+        kbv_dtype da_ = (A)->dtype, db_ = (B)->dtype;                                           \
+        if (da_ == KBV_DT_F64 && db_ == KBV_DT_F32) TYPED2(double, float, A, B, n, STEP);       \
+        else if (da_ == KBV_DT_F32 && db_ == KBV_DT_F32) TYPED2(float, float, A, B, n, STEP);   \
+        else if (da_ == KBV_DT_F64 && db_ == KBV_DT_F64) TYPED2(double, double, A, B, n, STEP); \
+        else                                                                                    \
+            for (int64_t i_ = 0; i_ < (n); i_++) {                                              \
+                double a_ = kbv_tensor_get(A, i_), b_ = kbv_tensor_get(B, i_);                  \
+                STEP(i_, a_, b_);                                                               \
+            }                                                                                   \
+    } while (0)
+#define TYPED3(TA, TB, A, B, C, n, STEP)                                             \
+    do {                                                                             \
+        const TA *pa_ = (const TA *)(A)->data;                                       \
+        const TB *pb_ = (const TB *)(B)->data, *pc_ = (const TB *)(C)->data;         \
+        for (int64_t i_ = 0; i_ < (n); i_++) {                                       \
+            double a_ = (double)pa_[i_], b_ = (double)pb_[i_], c_ = (double)pc_[i_]; \
+            STEP(i_, a_, b_, c_);                                                    \
+        }                                                                            \
+    } while (0)
+#define LOOP3(A, B, C, n, STEP)                                                                            \
+    do {                                                                                                   \
+        kbv_dtype da_ = (A)->dtype, db_ = (B)->dtype;                                                      \
+        if (db_ != (C)->dtype) da_ = KBV_DT_COUNT;                                                         \
+        if (da_ == KBV_DT_F64 && db_ == KBV_DT_F32) TYPED3(double, float, A, B, C, n, STEP);               \
+        else if (da_ == KBV_DT_F32 && db_ == KBV_DT_F32) TYPED3(float, float, A, B, C, n, STEP);           \
+        else if (da_ == KBV_DT_F64 && db_ == KBV_DT_F64) TYPED3(double, double, A, B, C, n, STEP);         \
+        else                                                                                               \
+            for (int64_t i_ = 0; i_ < (n); i_++) {                                                         \
+                double a_ = kbv_tensor_get(A, i_), b_ = kbv_tensor_get(B, i_), c_ = kbv_tensor_get(C, i_); \
+                STEP(i_, a_, b_, c_);                                                                      \
+            }                                                                                              \
     } while (0)
 
 void judge_error(const kbv_tensor *o, const kbv_tensor *x, judge_err *e) {
     memset(e, 0, sizeof *e);
     double num = 0, den = 0;
     int64_t n = kbv_tensor_numel(o);
-    if (o->dtype == KBV_DT_F64 && x->dtype == KBV_DT_F32) ERR_LOOP(double, float);
-    else if (o->dtype == KBV_DT_F32 && x->dtype == KBV_DT_F32) ERR_LOOP(float, float);
-    else if (o->dtype == KBV_DT_F64 && x->dtype == KBV_DT_F64) ERR_LOOP(double, double);
-    else
-        for (int64_t i = 0; i < n; i++) err_step(e, &num, &den, kbv_tensor_get(o, i), kbv_tensor_get(x, i));
-    e->norm_rel = den > 0 ? sqrt(num / den) : (num > 0 ? INFINITY : 0);
+#define STEP(i, ov, xv) err_step(e, &num, &den, ov, xv)
+    LOOP2(o, x, n, STEP);
+#undef STEP
+    err_finish(e, num, den);
 }
 
+/* One pass over the oracle and both of PyTorch's runs: the oracle's RMS and each run's error. */
 void judge_calibrate(const kbv_tensor *o, const kbv_tensor *tf32, const kbv_tensor *strict, judge_calib *c) {
     memset(c, 0, sizeof *c);
     c->dtype = tf32->dtype;
     int64_t n = kbv_tensor_numel(o), m = 0;
-    double ss = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double v = kbv_tensor_get(o, i);
-        if (isfinite(v)) ss += v * v, m++;
-    }
+    double ss = 0, num[2] = {0, 0}, den[2] = {0, 0};
+#define STEP(i, ov, tv, sv)                             \
+    do {                                                \
+        if (isfinite(ov)) ss += (ov) * (ov), m++;       \
+        err_step(&c->tf32, &num[0], &den[0], ov, tv);   \
+        err_step(&c->strict, &num[1], &den[1], ov, sv); \
+    } while (0)
+    LOOP3(o, tf32, strict, n, STEP);
+#undef STEP
+    err_finish(&c->tf32, num[0], den[0]);
+    err_finish(&c->strict, num[1], den[1]);
     c->rms = m ? sqrt(ss / (double)m) : 0;
-    judge_error(o, tf32, &c->tf32);
-    judge_error(o, strict, &c->strict);
     c->floor = judge_floor(c->dtype);
     c->tol_norm = JUDGE_K * c->tf32.norm_rel + c->floor;
     c->tol_abs = JUDGE_K * c->tf32.max_abs;
@@ -101,7 +147,24 @@ void judge_calibrated(const kbv_tensor *o, const kbv_tensor *strict, const kbv_t
         snprintf(r->reason, sizeof r->reason, "shape %s, expected %s", a, b);
         return;
     }
-    judge_error(o, x, &r->err);
+    /* The error and the elementwise bound in one pass: no element may be off by more than K x
+     * PyTorch's worst element, plus the elementwise floor relative to the element and the
+     * output's RMS (elements where the oracle is not finite aside). The bound's count is used
+     * only for float outputs without a NaN/Inf mismatch. */
+    judge_err *e = &r->err;
+    int64_t n = kbv_tensor_numel(o), bad = 0, first = -1;
+    double num = 0, den = 0, tol_abs = c->tol_abs, ef = c->floor, rms = c->rms;
+#define STEP(i, ov, xv)                                                            \
+    do {                                                                           \
+        err_step(e, &num, &den, ov, xv);                                           \
+        if (isfinite(ov) && fabs((xv) - (ov)) > tol_abs + ef * (fabs(ov) + rms)) { \
+            if (first < 0) first = (i);                                            \
+            bad++;                                                                 \
+        }                                                                          \
+    } while (0)
+    LOOP2(o, x, n, STEP);
+#undef STEP
+    err_finish(e, num, den);
     if (!kbv_dtype_is_float(x->dtype)) {
         r->passed = exactly_equal(x, strict) || exactly_equal(x, tf32);
         r->klass = r->passed ? JUDGE_FP32 : JUDGE_WRONG;
@@ -112,18 +175,6 @@ void judge_calibrated(const kbv_tensor *o, const kbv_tensor *strict, const kbv_t
         snprintf(r->reason, sizeof r->reason, "%lld elements are NaN/Inf where the oracle's are not, or the reverse",
                  (long long)r->err.nonfinite_mismatch);
         return;
-    }
-    /* Elementwise bound: no element may be off by more than K x PyTorch's worst element,
-     * plus the elementwise floor relative to the element and the output's RMS. */
-    int64_t n = kbv_tensor_numel(o), bad = 0, first = -1;
-    double ef = c->floor;
-    for (int64_t i = 0; i < n; i++) {
-        double ov = kbv_tensor_get(o, i), xv = kbv_tensor_get(x, i);
-        if (!isfinite(ov)) continue;
-        if (fabs(xv - ov) > c->tol_abs + ef * (fabs(ov) + c->rms)) {
-            if (first < 0) first = i;
-            bad++;
-        }
     }
     int norm_ok = r->err.norm_rel <= c->tol_norm;
     if (norm_ok && !bad) {
@@ -141,8 +192,28 @@ void judge_calibrated(const kbv_tensor *o, const kbv_tensor *strict, const kbv_t
                  (long long)first, kbv_tensor_get(x, first), kbv_tensor_get(o, first));
 }
 
+/* NaN or Inf: the exponent's bits all set. float32 and float64 are scanned as integers in
+ * blocks with no exit inside, which the compiler vectorises; other types per element. */
+#define NONFINITE_SCAN(UT, MASK)                                     \
+    do {                                                             \
+        const unsigned char *p_ = (const unsigned char *)t->data;    \
+        for (int64_t b_ = 0; b_ < n; b_ += 4096) {                   \
+            int64_t e_ = n - b_ < 4096 ? n : b_ + 4096;              \
+            int any_ = 0;                                            \
+            for (int64_t i_ = b_; i_ < e_; i_++) {                   \
+                UT u_;                                               \
+                memcpy(&u_, p_ + (size_t)i_ * sizeof u_, sizeof u_); \
+                any_ |= (u_ & (MASK)) == (MASK);                     \
+            }                                                        \
+            if (any_) return 1;                                      \
+        }                                                            \
+        return 0;                                                    \
+    } while (0)
+
 int judge_has_nonfinite(const kbv_tensor *t) {
     int64_t n = kbv_tensor_numel(t);
+    if (t->dtype == KBV_DT_F32) NONFINITE_SCAN(uint32_t, 0x7f800000u);
+    if (t->dtype == KBV_DT_F64) NONFINITE_SCAN(uint64_t, 0x7ff0000000000000ull);
     for (int64_t i = 0; i < n; i++)
         if (!isfinite(kbv_tensor_get(t, i))) return 1;
     return 0;
@@ -191,16 +262,20 @@ int judge_kernelbench_allclose(const kbv_tensor *ref, const kbv_tensor *x, doubl
         return 0;
     }
     int64_t n = kbv_tensor_numel(ref), bad = 0, nonfinite = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double r = kbv_tensor_get(ref, i), c = kbv_tensor_get(x, i);
-        double d = fabs(r - c);
-        if (isnan(d)) {
-            if (!(isinf(r) && r == c)) bad++, nonfinite++;
-            continue;
-        }
-        if (d > *max_abs) *max_abs = d;
-        if (!(d <= tol + tol * fabs(c))) bad++;
-    }
+    double ma = 0;
+#define STEP(i, r, c)                                          \
+    do {                                                       \
+        double d = fabs((r) - (c));                            \
+        if (isnan(d)) {                                        \
+            if (!(isinf(r) && (r) == (c))) bad++, nonfinite++; \
+        } else {                                               \
+            if (d > ma) ma = d;                                \
+            if (!(d <= tol + tol * fabs(c))) bad++;            \
+        }                                                      \
+    } while (0)
+    LOOP2(ref, x, n, STEP);
+#undef STEP
+    *max_abs = ma;
     /* max_abs_err is over the finite differences; the non-finite ones are counted apart (an
      * export gives the harness's NaN for them: exchange.c) */
     if (bad && nonfinite)

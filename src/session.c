@@ -533,11 +533,7 @@ int run_copy_outputs(run_out *dst, const run_out *src) {
     dst->t = calloc((size_t)src->n + 1, sizeof *dst->t);
     if (!dst->t) return -1;
     for (int j = 0; j < src->n; j++) {
-        dst->t[j] = src->t[j];
-        dst->t[j].mapped = 0;
-        dst->t[j].data = malloc(src->t[j].nbytes ? src->t[j].nbytes : 1);
-        if (!dst->t[j].data) return -1;
-        memcpy(dst->t[j].data, src->t[j].data, src->t[j].nbytes);
+        if (kbv_tensor_copy(&dst->t[j], &src->t[j]) < 0) return -1;
     }
     /* the facts of outputs left in the worker (kbv check) */
     reply_free(&dst->rep);
@@ -565,6 +561,7 @@ int run_out_facts(const run_out *o, int k, judge_facts *f) {
 void ref_runs_free(ref_runs *rr) {
     run_free(&rr->oracle), run_free(&rr->tf32), run_free(&rr->strict);
     reply_prints_free(&rr->prints);
+    free(rr->calib);
     memset(rr, 0, sizeof *rr);
 }
 

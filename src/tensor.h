@@ -71,6 +71,11 @@ int kbv_tensor_load(kbv_tensor *t, const char *path, kbv_err *err);
  * more returns -2 (err says how much), before anything is allocated; -3 when the reader has no
  * memory for it (its own exhaustion, not the file's fault). */
 int kbv_tensor_load_capped(kbv_tensor *t, const char *path, long long max_bytes, kbv_err *err);
+/* dst: a copy of src in memory of its own (freed with kbv_tensor_free). 0, or -1 without memory. */
+int kbv_tensor_copy(kbv_tensor *dst, const kbv_tensor *src);
+/* Return to the system the memory kept from freed loads and copies for the next tensor of the
+ * same size (kbv_tensor_free keeps up to 8 mappings, within the most held at once so far). */
+void kbv_tensor_pool_release(void);
 
 /* Half-precision conversions (round to nearest even) used by loaders and tests. */
 float kbv_half_to_float(uint16_t h);

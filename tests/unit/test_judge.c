@@ -1,7 +1,9 @@
 /* test_judge.c -- judge.c: the calibrated rule (classes, norm and elementwise bounds, NaN/Inf
  * placement, dtype, shape, integers), case validity, and KernelBench's allclose. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "judge.h"
@@ -15,6 +17,152 @@ static void make(kbv_tensor *t, kbv_dtype dt, int n, const double *v) {
         else if (dt == KBV_DT_F64) ((double *)t->data)[i] = v[i];
         else if (dt == KBV_DT_I64) ((int64_t *)t->data)[i] = (int64_t)v[i];
     }
+}
+
+/* ---- what the judge's one-pass loops must give, to the bit: one plain loop per figure, every
+ * element read through kbv_tensor_get (judge.c's code before it computed several figures in
+ * one typed pass). */
+static void plain_error(const kbv_tensor *o, const kbv_tensor *x, judge_err *e) {
+    memset(e, 0, sizeof *e);
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < kbv_tensor_numel(o); i++) {
+        double ov = kbv_tensor_get(o, i), xv = kbv_tensor_get(x, i);
+        if (!isfinite(ov) || !isfinite(xv)) {
+            e->nonfinite_mismatch += !((isnan(ov) && isnan(xv)) || (isinf(ov) && ov == xv));
+            continue;
+        }
+        double d = fabs(xv - ov);
+        num += d * d, den += ov * ov;
+        if (d > e->max_abs) e->max_abs = d;
+        if (ov != 0 && d / fabs(ov) > e->max_rel) e->max_rel = d / fabs(ov);
+    }
+    e->norm_rel = den > 0 ? sqrt(num / den) : (num > 0 ? INFINITY : 0);
+}
+
+static double plain_rms(const kbv_tensor *o) {
+    double ss = 0;
+    int64_t m = 0;
+    for (int64_t i = 0; i < kbv_tensor_numel(o); i++) {
+        double v = kbv_tensor_get(o, i);
+        if (isfinite(v)) ss += v * v, m++;
+    }
+    return m ? sqrt(ss / (double)m) : 0;
+}
+
+static int64_t plain_bound(const kbv_tensor *o, const kbv_tensor *x, const judge_calib *c, int64_t *first) {
+    int64_t bad = 0;
+    *first = -1;
+    for (int64_t i = 0; i < kbv_tensor_numel(o); i++) {
+        double ov = kbv_tensor_get(o, i), xv = kbv_tensor_get(x, i);
+        if (isfinite(ov) && fabs(xv - ov) > c->tol_abs + c->floor * (fabs(ov) + c->rms)) {
+            if (*first < 0) *first = i;
+            bad++;
+        }
+    }
+    return bad;
+}
+
+static int same_bits(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
+static int same_err(const judge_err *a, const judge_err *b) {
+    return same_bits(a->norm_rel, b->norm_rel) && same_bits(a->max_abs, b->max_abs) && same_bits(a->max_rel, b->max_rel) &&
+           a->nonfinite_mismatch == b->nonfinite_mismatch;
+}
+
+static uint64_t lcg(uint64_t *s) { return *s = *s * 6364136223846793005ULL + 1442695040888963407ULL, *s >> 11; }
+
+/* n values of dtype dt near base (relative noise rel), with NaN, Inf and zeros sprinkled in
+ * where special is set (one element in 97, at positions drawn from the seed). */
+static void noisy(kbv_tensor *t, kbv_dtype dt, int64_t n, const double *base, double rel, int special, uint64_t seed) {
+    kbv_err err;
+    int64_t shape[1] = {n};
+    kbv_tensor_alloc(t, dt, 1, shape, &err);
+    for (int64_t i = 0; i < n; i++) {
+        double u = (double)(lcg(&seed) % 2000001) / 1e6 - 1, v = base[i] * (1 + rel * u);
+        uint64_t pick = lcg(&seed) % 97;
+        if (special && pick == 0) v = NAN;
+        else if (special && pick == 1) v = (lcg(&seed) & 1) ? INFINITY : -INFINITY;
+        else if (special && pick == 2) v = 0;
+        if (dt == KBV_DT_F64) ((double *)t->data)[i] = v;
+        else if (dt == KBV_DT_F32) ((float *)t->data)[i] = (float)v;
+        else if (dt == KBV_DT_F16) ((uint16_t *)t->data)[i] = isnan(v) ? 0x7e00 : isinf(v) ? (v > 0 ? 0x7c00 : 0xfc00) : 0x3c00 + (uint16_t)(i % 512);
+        else if (dt == KBV_DT_I32) ((int32_t *)t->data)[i] = (int32_t)(isfinite(v) ? v : 7);
+    }
+}
+
+/* Every figure of judge_calibrate, judge_calibrated, judge_error and KernelBench's allclose
+ * against the plain loops, for the dtype combinations the judge has loops for and for others. */
+static void one_pass_matches(kbv_dtype od, kbv_dtype rd, kbv_dtype sd, kbv_dtype xd, int special, uint64_t seed) {
+    enum { N = 3 * 4096 + 5 };
+    double *base = malloc(sizeof(double) * N);
+    for (int i = 0; i < N; i++) base[i] = sin(i * 0.013 + (double)seed) * 50;
+    kbv_tensor o, tf, st, x;
+    noisy(&o, od, N, base, 0, special, seed), noisy(&tf, rd, N, base, 1e-4, special, seed + 1), noisy(&st, sd, N, base, 1e-7, 0, seed + 2);
+    noisy(&x, xd, N, base, 2e-4, special, seed + 3);
+    for (int64_t i = 500; i < N && kbv_dtype_is_float(xd) && xd != KBV_DT_F16; i += 1000) /* outliers for the elementwise bound */
+        if (xd == KBV_DT_F32) ((float *)x.data)[i] *= 1.002f;
+        else ((double *)x.data)[i] *= 1.002;
+    judge_calib c;
+    judge_calibrate(&o, &tf, &st, &c);
+    judge_err pe;
+    plain_error(&o, &tf, &pe);
+    CHECK(same_err(&c.tf32, &pe));
+    plain_error(&o, &st, &pe);
+    CHECK(same_err(&c.strict, &pe));
+    CHECK(same_bits(c.rms, plain_rms(&o)));
+    judge_err e;
+    judge_error(&o, &x, &e);
+    plain_error(&o, &x, &pe);
+    CHECK(same_err(&e, &pe));
+    judge_result r;
+    c.dtype = x.dtype; /* judged, not refused for its dtype */
+    judge_calibrated(&o, &st, &tf, &c, &x, &r);
+    CHECK(same_err(&r.err, &pe));
+    if (kbv_dtype_is_float(xd) && !pe.nonfinite_mismatch && pe.norm_rel <= c.tol_norm) {
+        int64_t first, bad = plain_bound(&o, &x, &c, &first);
+        CHECK(r.passed == (bad == 0) && (bad > 0 || xd == KBV_DT_F16));
+        if (bad) {
+            char want[64];
+            snprintf(want, sizeof want, "%lld elements exceed the elementwise bound; first: element %lld ", (long long)bad, (long long)first);
+            CHECK(strstr(r.reason, want) != NULL);
+        }
+    }
+    double ma;
+    char why[256];
+    int close = judge_kernelbench_allclose(&tf, &x, 1e-3, &ma, why, sizeof why);
+    double pma = 0;
+    int64_t pbad = 0;
+    for (int64_t i = 0; i < N; i++) {
+        double a = kbv_tensor_get(&tf, i), b = kbv_tensor_get(&x, i), d = fabs(a - b);
+        if (isnan(d)) pbad += !(isinf(a) && a == b);
+        else pma = d > pma ? d : pma, pbad += !(d <= 1e-3 + 1e-3 * fabs(b));
+    }
+    CHECK(close == (pbad == 0) && same_bits(ma, pma));
+    kbv_tensor_free(&o), kbv_tensor_free(&tf), kbv_tensor_free(&st), kbv_tensor_free(&x);
+    free(base);
+}
+
+/* NaN and Inf found wherever they lie: before, at and after the scan's block edges. */
+static void nonfinite_anywhere(kbv_dtype dt) {
+    enum { N = 2 * 4096 + 3 };
+    static const int64_t at[] = {0, 4095, 4096, 4097, 8191, 8192, N - 1};
+    double *v = calloc(N, sizeof *v);
+    for (int i = 0; i < N; i++) v[i] = i % 3 ? 3.4e38 : -1e-310; /* large and subnormal values are finite */
+    kbv_tensor t;
+    make(&t, dt, N, v);
+    CHECK(judge_has_nonfinite(&t) == 0);
+    for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
+        for (int s = 0; s < 3; s++) {
+            double bad = s == 0 ? NAN : s == 1 ? INFINITY : -INFINITY;
+            if (dt == KBV_DT_F32) ((float *)t.data)[at[k]] = (float)bad;
+            else ((double *)t.data)[at[k]] = bad;
+            CHECK(judge_has_nonfinite(&t) == 1);
+            if (dt == KBV_DT_F32) ((float *)t.data)[at[k]] = 1;
+            else ((double *)t.data)[at[k]] = 1;
+        }
+    }
+    CHECK(judge_has_nonfinite(&t) == 0);
+    kbv_tensor_free(&t);
+    free(v);
 }
 
 int main(void) {
@@ -208,5 +356,17 @@ int main(void) {
     }
     kbv_tensor_free(&ot), kbv_tensor_free(&t), kbv_tensor_free(&st);
     free(ov), free(tv), free(sv), free(cv);
+    /* the one-pass loops against one plain loop per figure, bit for bit: the typed pairs, and
+     * combinations read element by element (float16 runs, int32, strict and baseline apart) */
+    for (int special = 0; special < 2; special++) {
+        one_pass_matches(KBV_DT_F64, KBV_DT_F32, KBV_DT_F32, KBV_DT_F32, special, 11);
+        one_pass_matches(KBV_DT_F32, KBV_DT_F32, KBV_DT_F32, KBV_DT_F32, special, 12);
+        one_pass_matches(KBV_DT_F64, KBV_DT_F64, KBV_DT_F64, KBV_DT_F64, special, 13);
+        one_pass_matches(KBV_DT_F64, KBV_DT_F16, KBV_DT_F16, KBV_DT_F16, special, 14);
+        one_pass_matches(KBV_DT_F64, KBV_DT_F32, KBV_DT_F64, KBV_DT_F32, special, 15);
+        one_pass_matches(KBV_DT_F64, KBV_DT_F32, KBV_DT_F32, KBV_DT_F64, special, 16);
+        one_pass_matches(KBV_DT_F64, KBV_DT_I32, KBV_DT_I32, KBV_DT_I32, special, 17);
+    }
+    nonfinite_anywhere(KBV_DT_F32), nonfinite_anywhere(KBV_DT_F64);
     CHECK_DONE("test_judge");
 }

@@ -89,6 +89,41 @@ int main(void) {
         CHECK(kbv_tensor_write(&m, src, copy_ok, path, &err) == -1);
     }
 
+    /* A freed load's memory serves the next load of the same size, holding that file's bytes
+     * only; a load of another size releases what is kept. */
+    {
+        enum { N = 300000 };
+        int64_t sh[1] = {N}, sh2[1] = {N + 1};
+        char pa[4300], pb[4300], pc[4300];
+        snprintf(pa, sizeof pa, "%s/a.kbt", dir), snprintf(pb, sizeof pb, "%s/b.kbt", dir), snprintf(pc, sizeof pc, "%s/c.kbt", dir);
+        kbv_tensor a, b, c, v;
+        CHECK(kbv_tensor_alloc(&a, KBV_DT_F32, 1, sh, &err) == 0 && kbv_tensor_alloc(&b, KBV_DT_F32, 1, sh, &err) == 0);
+        CHECK(kbv_tensor_alloc(&c, KBV_DT_F32, 1, sh2, &err) == 0);
+        for (int i = 0; i < N; i++) ((float *)a.data)[i] = (float)i, ((float *)b.data)[i] = -(float)i - 1;
+        CHECK(kbv_tensor_save(&a, pa, &err) == 0 && kbv_tensor_save(&b, pb, &err) == 0 && kbv_tensor_save(&c, pc, &err) == 0);
+        CHECK(kbv_tensor_load(&u, pa, &err) == 0 && u.mapped && memcmp(u.data, a.data, a.nbytes) == 0);
+        void *kept = u.data;
+        kbv_tensor_free(&u);
+        CHECK(kbv_tensor_load(&v, pb, &err) == 0 && v.data == kept && memcmp(v.data, b.data, b.nbytes) == 0);
+        kbv_tensor_free(&v);
+        CHECK(truncate(pa, 64 + 1000) == 0); /* a refused file takes nothing from what is kept */
+        CHECK(kbv_tensor_load(&u, pa, &err) == -1);
+        CHECK(kbv_tensor_load(&u, pc, &err) == 0 && u.nbytes == c.nbytes && memcmp(u.data, c.data, c.nbytes) == 0);
+        CHECK(kbv_tensor_load(&v, pb, &err) == 0 && v.data != u.data && memcmp(v.data, b.data, b.nbytes) == 0);
+        kbv_tensor_free(&u), kbv_tensor_free(&v);
+        kbv_tensor_pool_release();
+        CHECK(kbv_tensor_load(&u, pb, &err) == 0 && memcmp(u.data, b.data, b.nbytes) == 0);
+        CHECK(kbv_tensor_copy(&v, &u) == 0 && v.mapped && v.data != u.data && v.nbytes == u.nbytes && memcmp(v.data, b.data, b.nbytes) == 0);
+        kept = v.data;
+        kbv_tensor_free(&v); /* a copy's memory is kept like a load's */
+        CHECK(kbv_tensor_load(&v, pa, &err) == -1 && kbv_tensor_save(&a, pa, &err) == 0);
+        CHECK(kbv_tensor_load(&v, pa, &err) == 0 && v.data == kept && memcmp(v.data, a.data, a.nbytes) == 0);
+        kbv_tensor_free(&v), kbv_tensor_free(&u);
+        kbv_tensor_pool_release();
+        kbv_tensor_free(&a), kbv_tensor_free(&b), kbv_tensor_free(&c);
+        unlink(pa), unlink(pb), unlink(pc);
+    }
+
     /* Zero-dimensional and empty tensors. */
     CHECK(kbv_tensor_alloc(&t, KBV_DT_I64, 0, NULL, &err) == 0);
     ((int64_t *)t.data)[0] = -7;
