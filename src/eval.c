@@ -240,7 +240,6 @@ done:
         }
         proc_free(&ref);
     }
-    kbv_tensor_pool_release(); /* the judge's kept mappings (tensor.c) */
 }
 
 int eval_inspect(const eval_opts *o, const char *path, json_t **out, kbv_err *err) {
@@ -355,6 +354,7 @@ int eval_run(const eval_opts *o, kbv_result *r, kbv_err *err) {
         rc = -1;
         goto out;
     }
+    kbv_tensor_pool_keep(1); /* the outputs' memory, for the next of each size: until out (tensor.c) */
     if (o->protocol & EVAL_VERIFIED) {
         run_verified(&c, err);
         if (c.failure == FAILURE_KBV) {
@@ -388,6 +388,7 @@ out:
     if (c.lock.main_fd >= 0) r->phase_s[PHASE_GPU_WAIT] = c.lock.waited_s;
     kbv_gpulock_close(&c.lock);
     ctx_free(&c);
+    kbv_tensor_pool_keep(0);
     if (c.scratch[0] && !o->keep_scratch) kbv_rmtree(c.scratch);
     else if (c.scratch[0]) fprintf(stderr, "kbv: scratch kept in %s\n", c.scratch);
     r->wall_s = kbv_now() - t0;

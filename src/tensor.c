@@ -83,10 +83,11 @@ int kbv_tensor_alloc(kbv_tensor *t, kbv_dtype dt, int ndim, const int64_t *shape
     return 0;
 }
 
-/* The memory of freed tensors, kept for the next tensor of the same size. The judge holds
- * outputs of the same few sizes for every case and every re-check, and each page of a fresh
- * anonymous mapping costs the kernel a zeroing when it is first touched: on 200 MB outputs as
- * much CPU as the judge's comparisons. What is mapped, in use plus kept, never exceeds the most
+/* The memory of freed tensors, kept for the next tensor of the same size while kbv evaluates
+ * (kbv_tensor_pool_keep; never in a worker, whose memory counts against the candidate's limit,
+ * nor between evaluations). The judge holds outputs of the same few sizes for every case and
+ * every re-check, and each page of a fresh anonymous mapping costs the kernel a zeroing when it
+ * is first touched: on 200 MB outputs as much CPU as the judge's comparisons. What is mapped, in use plus kept, never exceeds the most
  * that was once in use at the same time: a tensor that finds no mapping of its size first
  * returns kept ones (the oldest first) until it fits under that peak, or none is left. Every
  * user overwrites the whole mapping (a load reads the whole file or fails, a copy copies all),
@@ -96,7 +97,7 @@ static struct {
     void *p;
     size_t n;
 } pool[POOL_SLOTS];
-static int pool_n;
+static int pool_n, pool_on;
 static size_t pool_kept, pool_in_use, pool_peak;
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -111,6 +112,7 @@ static void pool_drop(int i) { /* with pool_mu held */
 static void *pool_get(size_t n) {
     void *p = NULL;
     pthread_mutex_lock(&pool_mu);
+    int keep = pool_on;
     for (int i = 0; i < pool_n && !p; i++)
         if (pool[i].n == n) {
             p = pool[i].p, pool_kept -= n;
@@ -123,10 +125,11 @@ static void *pool_get(size_t n) {
     if (!p) {
         p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
         if (p == MAP_FAILED) return NULL;
-        /* Not in a forked child (a worker's, which runs the sandbox's setup and then execs): a
-         * fork would otherwise mark every page copy-on-write, and each page's next write here
-         * would fault. Without it (an old kernel), only that cost comes back. */
-        (void)madvise(p, n, MADV_DONTFORK);
+        /* kbv's: not in a forked child (a worker's, which runs the sandbox's setup and then
+         * execs), or a fork would mark every page copy-on-write and each page's next write
+         * here would fault. Without it (an old kernel), only that cost comes back. A worker's
+         * stay in its children: the candidate's own forks may use them. */
+        if (keep) (void)madvise(p, n, MADV_DONTFORK);
     }
     pthread_mutex_lock(&pool_mu);
     pool_in_use += n;
@@ -138,14 +141,19 @@ static void *pool_get(size_t n) {
 static void pool_put(void *p, size_t n) {
     pthread_mutex_lock(&pool_mu);
     pool_in_use -= n;
-    if (pool_n == POOL_SLOTS) pool_drop(0);
-    pool[pool_n].p = p, pool[pool_n++].n = n, pool_kept += n;
+    if (pool_on) {
+        if (pool_n == POOL_SLOTS) pool_drop(0);
+        pool[pool_n].p = p, pool[pool_n++].n = n, pool_kept += n, p = NULL;
+    }
     pthread_mutex_unlock(&pool_mu);
+    if (p) munmap(p, n);
 }
 
-void kbv_tensor_pool_release(void) {
+void kbv_tensor_pool_keep(int on) {
     pthread_mutex_lock(&pool_mu);
-    while (pool_n > 0) pool_drop(0);
+    pool_on = on;
+    if (!on)
+        while (pool_n > 0) pool_drop(0);
     pool_peak = pool_in_use;
     pthread_mutex_unlock(&pool_mu);
 }

@@ -73,9 +73,11 @@ int kbv_tensor_load(kbv_tensor *t, const char *path, kbv_err *err);
 int kbv_tensor_load_capped(kbv_tensor *t, const char *path, long long max_bytes, kbv_err *err);
 /* dst: a copy of src in memory of its own (freed with kbv_tensor_free). 0, or -1 without memory. */
 int kbv_tensor_copy(kbv_tensor *dst, const kbv_tensor *src);
-/* Return to the system the memory kept from freed loads and copies for the next tensor of the
- * same size (kbv_tensor_free keeps up to 8 mappings, within the most held at once so far). */
-void kbv_tensor_pool_release(void);
+/* on: from now, kbv_tensor_free keeps a loaded or copied tensor's memory for the next tensor of
+ * the same size (up to 8 mappings, within the most held at once since); off (the default): it
+ * returns it to the system, and what is kept is returned now. kbv keeps while it evaluates; a
+ * worker never does, since its memory counts against the candidate's limit. */
+void kbv_tensor_pool_keep(int on);
 
 /* Half-precision conversions (round to nearest even) used by loaders and tests. */
 float kbv_half_to_float(uint16_t h);

@@ -1,7 +1,10 @@
 /* test_tensor.c -- tensor.c: the .kbt format round-trips; damaged files are refused. */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -89,29 +92,43 @@ int main(void) {
         CHECK(kbv_tensor_write(&m, src, copy_ok, path, &err) == -1);
     }
 
-    /* A freed load's memory serves the next load of the same size, holding that file's bytes
-     * only; a load of another size releases what is kept. */
+    /* While kbv keeps (kbv_tensor_pool_keep), a freed load's memory serves the next load of the
+     * same size, holding that file's bytes only, and a copy's memory too; a load of another
+     * size returns what it does not fit beside. Without keeping (a worker), a freed tensor's
+     * memory goes back to the system at once. */
     {
         enum { N = 300000 };
         int64_t sh[1] = {N}, sh2[1] = {N + 1};
         char pa[4300], pb[4300], pc[4300];
         snprintf(pa, sizeof pa, "%s/a.kbt", dir), snprintf(pb, sizeof pb, "%s/b.kbt", dir), snprintf(pc, sizeof pc, "%s/c.kbt", dir);
         kbv_tensor a, b, c, v;
+        unsigned char inc[1];
         CHECK(kbv_tensor_alloc(&a, KBV_DT_F32, 1, sh, &err) == 0 && kbv_tensor_alloc(&b, KBV_DT_F32, 1, sh, &err) == 0);
         CHECK(kbv_tensor_alloc(&c, KBV_DT_F32, 1, sh2, &err) == 0);
         for (int i = 0; i < N; i++) ((float *)a.data)[i] = (float)i, ((float *)b.data)[i] = -(float)i - 1;
         CHECK(kbv_tensor_save(&a, pa, &err) == 0 && kbv_tensor_save(&b, pb, &err) == 0 && kbv_tensor_save(&c, pc, &err) == 0);
         CHECK(kbv_tensor_load(&u, pa, &err) == 0 && u.mapped && memcmp(u.data, a.data, a.nbytes) == 0);
         void *kept = u.data;
+        pid_t pid = fork(); /* not keeping (a worker): a forked child (the candidate's own) has it too */
+        if (pid == 0) _exit(memcmp(u.data, a.data, a.nbytes) == 0 ? 0 : 1);
+        int st = -1;
+        CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        kbv_tensor_free(&u); /* not keeping: unmapped (mincore fails on an address not mapped) */
+        CHECK(mincore(kept, 4096, inc) == -1 && errno == ENOMEM);
+        kbv_tensor_pool_keep(1);
+        CHECK(kbv_tensor_load(&u, pa, &err) == 0);
+        kept = u.data;
         kbv_tensor_free(&u);
+        CHECK(mincore(kept, 4096, inc) == 0);
         CHECK(kbv_tensor_load(&v, pb, &err) == 0 && v.data == kept && memcmp(v.data, b.data, b.nbytes) == 0);
         kbv_tensor_free(&v);
         CHECK(truncate(pa, 64 + 1000) == 0); /* a refused file takes nothing from what is kept */
-        CHECK(kbv_tensor_load(&u, pa, &err) == -1);
+        CHECK(kbv_tensor_load(&u, pa, &err) == -1 && mincore(kept, 4096, inc) == 0);
         CHECK(kbv_tensor_load(&u, pc, &err) == 0 && u.nbytes == c.nbytes && memcmp(u.data, c.data, c.nbytes) == 0);
         CHECK(kbv_tensor_load(&v, pb, &err) == 0 && v.data != u.data && memcmp(v.data, b.data, b.nbytes) == 0);
         kbv_tensor_free(&u), kbv_tensor_free(&v);
-        kbv_tensor_pool_release();
+        kbv_tensor_pool_keep(0);
+        kbv_tensor_pool_keep(1);
         CHECK(kbv_tensor_load(&u, pb, &err) == 0 && memcmp(u.data, b.data, b.nbytes) == 0);
         CHECK(kbv_tensor_copy(&v, &u) == 0 && v.mapped && v.data != u.data && v.nbytes == u.nbytes && memcmp(v.data, b.data, b.nbytes) == 0);
         kept = v.data;
@@ -119,7 +136,8 @@ int main(void) {
         CHECK(kbv_tensor_load(&v, pa, &err) == -1 && kbv_tensor_save(&a, pa, &err) == 0);
         CHECK(kbv_tensor_load(&v, pa, &err) == 0 && v.data == kept && memcmp(v.data, a.data, a.nbytes) == 0);
         kbv_tensor_free(&v), kbv_tensor_free(&u);
-        kbv_tensor_pool_release();
+        kbv_tensor_pool_keep(0); /* what was kept goes back */
+        CHECK(mincore(kept, 4096, inc) == -1 && errno == ENOMEM);
         kbv_tensor_free(&a), kbv_tensor_free(&b), kbv_tensor_free(&c);
         unlink(pa), unlink(pb), unlink(pc);
     }
