@@ -87,11 +87,11 @@ int kbv_tensor_alloc(kbv_tensor *t, kbv_dtype dt, int ndim, const int64_t *shape
  * (kbv_tensor_pool_keep; never in a worker, whose memory counts against the candidate's limit,
  * nor between evaluations). The judge holds outputs of the same few sizes for every case and
  * every re-check, and each page of a fresh anonymous mapping costs the kernel a zeroing when it
- * is first touched: on 200 MB outputs as much CPU as the judge's comparisons. What is mapped, in use plus kept, never exceeds the most
- * that was once in use at the same time: a tensor that finds no mapping of its size first
- * returns kept ones (the oldest first) until it fits under that peak, or none is left. Every
- * user overwrites the whole mapping (a load reads the whole file or fails, a copy copies all),
- * so no byte of an earlier tensor is ever seen. */
+ * is first touched: on 200 MB outputs as much CPU as the judge's comparisons. What is mapped,
+ * in use plus kept, never exceeds the most that was once in use at the same time: a tensor that
+ * finds no mapping of its size first returns kept ones (the oldest first) until it fits under
+ * that peak, or none is left. Every user overwrites the whole mapping (a load reads the whole
+ * file or fails, a copy copies all), so no byte of an earlier tensor is ever seen. */
 #define POOL_SLOTS 8
 static struct {
     void *p;
@@ -101,11 +101,18 @@ static int pool_n, pool_on;
 static size_t pool_kept, pool_in_use, pool_peak;
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static void pool_drop(int i) { /* with pool_mu held */
-    munmap(pool[i].p, pool[i].n);
+/* Kept mapping i, out of the pool (with pool_mu held). */
+static void *pool_take(int i) {
+    void *p = pool[i].p;
     pool_kept -= pool[i].n;
     memmove(&pool[i], &pool[i + 1], sizeof pool[0] * (size_t)(pool_n - i - 1));
     pool_n--;
+    return p;
+}
+
+static void pool_drop(int i) { /* with pool_mu held */
+    size_t n = pool[i].n;
+    munmap(pool_take(i), n);
 }
 
 /* A mapping of n bytes, its contents undefined, or NULL (errno set). */
@@ -114,11 +121,7 @@ static void *pool_get(size_t n) {
     pthread_mutex_lock(&pool_mu);
     int keep = pool_on;
     for (int i = 0; i < pool_n && !p; i++)
-        if (pool[i].n == n) {
-            p = pool[i].p, pool_kept -= n;
-            memmove(&pool[i], &pool[i + 1], sizeof pool[0] * (size_t)(pool_n - i - 1));
-            pool_n--;
-        }
+        if (pool[i].n == n) p = pool_take(i);
     if (!p)
         while (pool_n > 0 && pool_in_use + pool_kept + n > pool_peak) pool_drop(0);
     pthread_mutex_unlock(&pool_mu);

@@ -337,9 +337,9 @@ static int stage_warmup(timing *t, kbv_err *err) {
  * (why), -1 when kbv itself failed to read it (err). */
 static int recheck(timing *t, kbv_reply *rep, const char *prefix, char *why, size_t whylen, kbv_err *err) {
     int set = rep->has_set ? (int)rep->set : -1; /* 0, 1: the timing sets; 2 + k: check set k */
-    ref_runs *rr = set >= 0 && set < t->nkept                         ? &t->kept[set].rr
-                         : set >= BENCH_SETS_ && set < BENCH_SETS_ + t->nchecks ? &t->checks[set - BENCH_SETS_].rr
-                                                                                : NULL;
+    ref_runs *rr = set >= 0 && set < t->nkept                             ? &t->kept[set].rr
+                   : set >= BENCH_SETS_ && set < BENCH_SETS_ + t->nchecks ? &t->checks[set - BENCH_SETS_].rr
+                                                                          : NULL;
     if (!rr) return snprintf(why, whylen, "timed output names no input set"), 0;
     kbv_tensor *out = NULL;
     int n = 0, ok = 1;
