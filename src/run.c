@@ -437,15 +437,50 @@ static void gpu_label(const kbv_gpu *g, char *out, size_t outlen) {
     else snprintf(out, outlen, "%s", g->cvd);
 }
 
-/* A child kbv for entry i on slot k: the parent's command line plus --child I:RUN; it records
- * admission_wait (seconds, or -1: none) as phases_s.admission_wait (KBV_ADMISSION_WAIT). */
-static pid_t spawn_child(const run_opts *o, int i, long long run_id, int k, double admission_wait, kbv_err *err) {
+/* The entry a child evaluates travels in its environment (KBV_CHILD_ENTRY) as the parent read
+ * it, paths resolved: a child never reads the manifest (or the run folders) again, since by
+ * then a pipe (<(...)) is drained and a file may have been edited or replaced, which would give
+ * the child another entry, or none, than the one the parent admitted and keyed. */
+#define CHILD_ENTRY_ENV "KBV_CHILD_ENTRY"
+
+static char *entry_encode(const run_item *it) {
+    json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:i, s:i}", "problem", it->problem, "candidate", it->candidate, "model", it->model, "sample",
+                          it->sample, "level", it->level, "line", it->line);
+    char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    return s;
+}
+
+static int entry_decode(const char *s, run_item *it, kbv_err *err) {
+    memset(it, 0, sizeof *it);
+    json_error_t je;
+    json_t *o = s ? json_loads(s, 0, &je) : NULL;
+    const char *p = NULL, *c = NULL, *m = NULL;
+    json_int_t sample = -2, level = -2, line = -1;
+    int bad = !o || json_unpack(o, "{s:s, s:s, s:s, s:I, s:I, s:I}", "problem", &p, "candidate", &c, "model", &m, "sample", &sample, "level", &level,
+                                "line", &line) != 0;
+    bad = bad || strlen(p) >= sizeof it->problem || strlen(c) >= sizeof it->candidate || strlen(m) >= sizeof it->model || sample < -1 ||
+          sample > 1000000000 || level < -1 || level > 1000000000 || line < 0 || line > INT_MAX;
+    if (!bad) {
+        snprintf(it->problem, sizeof it->problem, "%s", p), snprintf(it->candidate, sizeof it->candidate, "%s", c);
+        snprintf(it->model, sizeof it->model, "%s", m);
+        it->sample = (int)sample, it->level = (int)level, it->line = (int)line;
+    }
+    json_decref(o);
+    return bad ? kbv_seterr(err, "--child: %s is %s (it is set by the parent kbv run)", CHILD_ENTRY_ENV, s ? "malformed" : "not set") : 0;
+}
+
+/* A child kbv for entry it (index i) on slot k: the parent's command line plus --child I:RUN,
+ * the entry in KBV_CHILD_ENTRY; it records admission_wait (seconds, or -1: none) as
+ * phases_s.admission_wait (KBV_ADMISSION_WAIT). */
+static pid_t spawn_child(const run_opts *o, int i, const run_item *it, long long run_id, int k, double admission_wait, kbv_err *err) {
     char self[PATH_MAX];
     ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
     if (sl <= 0) return kbv_seterr(err, "cannot find kbv's own path"), -1;
     self[sl] = '\0';
-    char **argv = calloc((size_t)o->argc + 4, sizeof *argv), spec[64];
-    if (!argv) return kbv_seterr(err, "out of memory"), -1;
+    char *entry = entry_encode(it);
+    char **argv = entry ? calloc((size_t)o->argc + 4, sizeof *argv) : NULL, spec[64];
+    if (!argv) return free(entry), kbv_seterr(err, "out of memory"), -1;
     snprintf(spec, sizeof spec, "%d:%lld", i, run_id);
     char lock[PATH_MAX];
     gpu_lock_path(o, k, lock, sizeof lock);
@@ -469,10 +504,10 @@ static pid_t spawn_child(const run_opts *o, int i, long long run_id, int k, doub
         if (lock[0]) setenv("KBV_GPU_LOCK", lock, 1);
         if (admission_wait >= 0) setenv("KBV_ADMISSION_WAIT", waited, 1);
         else unsetenv("KBV_ADMISSION_WAIT");
-        execv(self, argv);
+        if (setenv(CHILD_ENTRY_ENV, entry, 1) == 0) execv(self, argv);
         _exit(127);
     }
-    free(argv);
+    free(argv), free(entry);
     if (pid < 0) return kbv_seterr(err, "fork: %s", strerror(errno)), -1;
     return pid;
 }
@@ -942,7 +977,7 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
             }
             waiting = ADMIT_YES;
             double wait_s = admission ? (wsince[q] ? kbv_now() - wsince[q] : 0) : -1;
-            pid_t p = spawn_child(o, pending[q], run_id, k, wait_s, err);
+            pid_t p = spawn_child(o, pending[q], &items[pending[q]], run_id, k, wait_s, err);
             if (p < 0) {
                 if (running == 0 && arunning == 0) { /* nothing will end and free what it lacks */
                     rc = -1;
@@ -1155,9 +1190,12 @@ int run_main(const run_opts *opts, kbv_err *err) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN), slots = slot_count(o);
         ro.compile_jobs = ro.child_entry < 0 && on_gpu(o) && cores > slots ? (int)(cores - slots < slots ? cores - slots : slots) : 0;
     }
-    run_item *items = NULL;
+    run_item *items = NULL, child_item;
     int n = 0;
-    if (o->manifest ? manifest_load(o->manifest, &items, &n, err) < 0 : manifest_from_runs(o->kernelbench, o->runs, &items, &n, err) < 0)
+    if (o->child_entry >= 0) { /* the parent's entry, not the manifest read again (CHILD_ENTRY_ENV) */
+        if (entry_decode(getenv(CHILD_ENTRY_ENV), &child_item, err) < 0) return RUN_BAD_SOURCE;
+        unsetenv(CHILD_ENTRY_ENV); /* not for its workers */
+    } else if (o->manifest ? manifest_load(o->manifest, &items, &n, err) < 0 : manifest_from_runs(o->kernelbench, o->runs, &items, &n, err) < 0)
         return RUN_BAD_SOURCE;
     const char *source = o->manifest ? o->manifest : o->runs;
     kbv_db db;
@@ -1169,12 +1207,11 @@ int run_main(const run_opts *opts, kbv_err *err) {
     char db_abs[PATH_MAX];
     if (kbv_abspath(o->db ? o->db : "kbv.db", db_abs, sizeof db_abs, err) == 0) eo.db_path = db_abs; /* hidden from candidates */
     if (o->child_entry >= 0) { /* one entry of an existing run, in a child process */
-        int i = o->child_entry, rc = 0;
+        int rc = 0;
         uint64_t seed;
-        if (i >= n) rc = kbv_seterr(err, "--child: no entry %d", i);
-        else if (db_run_seed(&db, o->child_run, &seed, err) < 0) rc = RUN_BAD_DB;
+        if (db_run_seed(&db, o->child_run, &seed, err) < 0) rc = RUN_BAD_DB;
         char key[300];
-        if (rc == 0 && item_key(&items[i], protocol_name(&eo), key, sizeof key, err) < 0) rc = -1;
+        if (rc == 0 && item_key(&child_item, protocol_name(&eo), key, sizeof key, err) < 0) rc = -1;
         if (rc == 0) {
             eo.have_seed = 1, eo.seed = seed, eo.verbose = 0;
             eo.ref_cache = getenv("KBV_REF_CACHE"); /* the parent's, for this run */
@@ -1185,7 +1222,7 @@ int run_main(const run_opts *opts, kbv_err *err) {
             double waited = aw ? strtod(aw, &end) : -1;
             if (!aw || end == aw || *end || !(waited >= 0 && waited < 1e9)) waited = -1;
             kbv_result r;
-            rc = evaluate_one(&db, o->child_run, &eo, source, &items[i], key, 1, waited, &r, err);
+            rc = evaluate_one(&db, o->child_run, &eo, source, &child_item, key, 1, waited, &r, err);
             result_free(&r);
         }
         db_close(&db), free(items);
