@@ -197,6 +197,16 @@ void cases_judge_output(const eval_ctx *c, ref_runs *rr, int k, const kbv_tensor
     judge_calibrated(&rr->oracle.t[k], &rr->strict.t[k], &rr->tf32.t[k], cal, t, jr);
 }
 
+void cases_compact_kept(ref_runs *rr) {
+    if (!rr->calib && rr->oracle.n > 0 && (rr->calib = calloc((size_t)rr->oracle.n, sizeof *rr->calib))) rr->ncalib = rr->oracle.n;
+    for (int k = 0; k < rr->ncalib && k < rr->tf32.n && k < rr->strict.n; k++) {
+        kbv_tensor *tf = &rr->tf32.t[k], *st = &rr->strict.t[k];
+        if (!kbv_dtype_is_float(tf->dtype) || !tf->data || !st->data) continue;
+        if (!rr->calib[k].done) judge_calibrate(&rr->oracle.t[k], tf, st, &rr->calib[k].cal), rr->calib[k].done = 1;
+        kbv_tensor_drop_data(tf), kbv_tensor_drop_data(st);
+    }
+}
+
 static json_t *print_json(const reply_prints *p, int j) {
     char hex[17];
     if (j >= p->n || !p->has[j]) return json_null();
@@ -654,6 +664,7 @@ int cases_run(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kept, int *
              * the timed outputs). */
             if (kc->passed && *nkept < 2 && !rr.mutates_inputs) {
                 kept[*nkept].rr = rr;
+                cases_compact_kept(&kept[*nkept].rr);
                 kept[*nkept].ci = ci, kept[*nkept].dist = kDistCode[di], kept[*nkept].dom = dom, kept[*nkept].seed = kc->seed;
                 (*nkept)++;
             } else {
@@ -681,6 +692,7 @@ int cases_reference_check(eval_ctx *c, kbv_proc *ref, int k, kept_case *out, kbv
     if (taken) { /* an earlier evaluation of the problem in this run drew it */
         if (kc.skipped) return ref_runs_free(&out->rr), 2;
         out->ci = ci, out->dist = kDistCode[di], out->dom = dom, out->seed = kc.seed;
+        cases_compact_kept(&out->rr);
         return 0;
     }
     c->cache.keep = c->cache.cases ? c->cache.tmp : NULL; /* this evaluation records */
@@ -704,6 +716,7 @@ int cases_reference_check(eval_ctx *c, kbv_proc *ref, int k, kept_case *out, kbv
             kc.seed = seed;
             snprintf(kc.domain, sizeof kc.domain, "%s", kDomains[plan_effective_domain(&c->plan, dom)]);
             refcache_record(c, ci, &kc, dom, &out->rr);
+            cases_compact_kept(&out->rr);
             rc = 0;
             break;
         }

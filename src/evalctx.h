@@ -237,6 +237,14 @@ int cases_run(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kept, int *
 int cases_reference_check(eval_ctx *c, kbv_proc *ref, int k, kept_case *out, kbv_err *err);
 /* Judge output k of a candidate's run against case rr's oracle. */
 void cases_judge_output(const eval_ctx *c, ref_runs *rr, int k, const kbv_tensor *t, judge_calib *cal, judge_result *jr);
+/* A case kept for re-checks (the timing's input sets and hidden checks), made smaller: each
+ * float output's calibration computed now, then the TF32 and strict runs' data of that output
+ * freed (their dtypes, shapes and sizes stay: outputs read later are bounded by them). A float
+ * output is judged from the oracle and its calibration alone (judge_calibrated reads the two
+ * runs' values only for integer and bool outputs, which keep them), so every later judgement
+ * is the same to the bit; a float32 case then holds its float64 oracle, half of what it held.
+ * Nothing is freed for an output whose calibration has no memory to stay in. */
+void cases_compact_kept(ref_runs *rr);
 
 /* ---- the reference cache (refcache.c) ------------------------------------------------------ */
 

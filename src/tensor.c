@@ -171,11 +171,17 @@ int kbv_tensor_copy(kbv_tensor *dst, const kbv_tensor *src) {
     return 0;
 }
 
-void kbv_tensor_free(kbv_tensor *t) {
+void kbv_tensor_drop_data(kbv_tensor *t) {
     if (!t) return;
     if (t->mapped && t->data) pool_put(t->data, t->nbytes ? t->nbytes : 1);
     else free(t->data);
-    t->data = NULL, t->nbytes = 0, t->mapped = 0;
+    t->data = NULL, t->mapped = 0;
+}
+
+void kbv_tensor_free(kbv_tensor *t) {
+    if (!t) return;
+    kbv_tensor_drop_data(t);
+    t->nbytes = 0;
 }
 
 float kbv_half_to_float(uint16_t h) {

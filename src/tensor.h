@@ -54,6 +54,9 @@ int kbv_tensor_describe(kbv_tensor *t, kbv_dtype dt, int ndim, const int64_t *sh
 /* Allocate zeroed host storage for t's shape and dtype (strides set contiguous). */
 int kbv_tensor_alloc(kbv_tensor *t, kbv_dtype dt, int ndim, const int64_t *shape, kbv_err *err);
 void kbv_tensor_free(kbv_tensor *t);
+/* Frees t's data only: its dtype, shape, strides and nbytes stay (data NULL), for code that
+ * needs what a tensor was, not its values. kbv_tensor_free still applies. */
+void kbv_tensor_drop_data(kbv_tensor *t);
 /* Shape as text, e.g. "[64, 128]". */
 void kbv_tensor_shape_str(const kbv_tensor *t, char *out, size_t outlen);
 
