@@ -2,6 +2,9 @@
 # zoo.sh -- run the hack zoo (examples/hacks) and the honest set (examples/honest) through
 # kbv eval and check each against the expectation in its header:
 #   # kbv-zoo: problem=NAME expect=STATUS [detect=ID|ID...] device=cpu|gpu [library=info] [needs=malloc-perturb] [alone]
+#              [cuda=STATUS[:ID|ID...]]
+# cuda=: what is expected on a GPU where it differs from the CPU's (the example's header says why;
+# e.g. an honest in-order sum passes beside PyTorch's CPU sum, not beside its GPU tree sum).
 # library=info: a torch-only look-alike of a hack that another detector catches (not a kernel):
 # on the GPU it is judged with the library policy lowered, as that hack is.
 # A hack must get STATUS (never verified) and carry one of the named detector ids; an honest
@@ -28,11 +31,16 @@ export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$tmp/cache}
 # run_entry FILE LINE: one zoo entry in its own scratch folder; its "ok"/"not ok" line goes
 # to $tmp/res/ and to stdout.
 run_entry() {
-    local f=$1 line=$2 problem= expect= detect= library= name json hit="" got ids hacks t0=$SECONDS kv d
+    local f=$1 line=$2 problem= expect= detect= library= on_cuda= name json hit="" got ids hacks t0=$SECONDS kv d
     for kv in ${line#\# kbv-zoo:}; do
         case "$kv" in problem=*) problem=${kv#problem=} ;; expect=*) expect=${kv#expect=} ;;
-                      detect=*) detect=${kv#detect=} ;; library=*) library=${kv#library=} ;; esac
+                      detect=*) detect=${kv#detect=} ;; library=*) library=${kv#library=} ;;
+                      cuda=*) on_cuda=${kv#cuda=} ;; esac
     done
+    if [ "$dev" = cuda ] && [ -n "$on_cuda" ]; then
+        expect=${on_cuda%%:*} detect=
+        case "$on_cuda" in *:*) detect=${on_cuda#*:} ;; esac
+    fi
     name=$(basename "$(dirname "$f")")/$(basename "$f" .py)
     json="$out/$(basename "$(dirname "$f")")_$(basename "$f" .py).json"
     export TMPDIR="$tmp/t-${name//\//_}"

@@ -5,7 +5,13 @@
 # floor of 1e-6 kbv called that half-precision arithmetic (precision_downgrade, a hack). The
 # sum here is numpy's float32 accumulate, which adds strictly in order, so it runs on the CPU
 # (on a GPU the exponentials go to the host for it and the sums come back).
-# kbv-zoo: problem=softmax_wide expect=verified library=info device=cpu
+# On a GPU it is NOT verified, and the zoo expects that: on the mixed_magnitude draw most of a
+# row's terms are below half an ulp of the running sum and are lost one by one, 1.47e-5 off,
+# where PyTorch's GPU tree sum is 5.4e-8 off and the bound is 4 x that + the 1e-5 floor (H100,
+# 2026-12-06, docs/GPU.md call BA). On the CPU PyTorch's own sum is 1.1e-5 off on the same
+# inputs, so the bound is 5.6e-5 and it passes. kbv calls it overfit with the precision-loss
+# message (distribution_sniffing): the known limit of correctness.md, "Known limits".
+# kbv-zoo: problem=softmax_wide expect=verified library=info device=cpu cuda=overfit:distribution_sniffing
 import numpy as np
 import torch
 import torch.nn as nn
