@@ -288,8 +288,8 @@ void standard_run(eval_ctx *c, int only, kbv_err *err);
  * read or their counts differ. 0; -1 the reference's could not be read, -2 the candidate's
  * (both *pass 0; the reference's are then in *ro); -3 when kbv had no memory or descriptor to
  * read them (kbv's failure; nothing left to free). */
-int standard_read_trial(eval_ctx *c, reply_trial *tr, const char *prefix, int t, kbv_tensor **ro, int *rn, kbv_tensor **no, int *nn,
-                        int *pass, char *why, size_t whylen, kbv_err *err);
+int standard_read_trial(eval_ctx *c, reply_trial *tr, const char *prefix, int t, kbv_tensor **ro, int *rn, kbv_tensor **no, int *nn, int *pass,
+                        char *why, size_t whylen, kbv_err *err);
 /* KernelBench-Verified's protocol as published, in one process: fills r->paper (and, when it
  * is the only protocol, the cases and c->failure). */
 void paper_run(eval_ctx *c, int only, kbv_err *err);

@@ -443,12 +443,40 @@ static void gpu_label(const kbv_gpu *g, char *out, size_t outlen) {
  * the child another entry, or none, than the one the parent admitted and keyed. */
 #define CHILD_ENTRY_ENV "KBV_CHILD_ENTRY"
 
-static char *entry_encode(const run_item *it) {
-    json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:i, s:i}", "problem", it->problem, "candidate", it->candidate, "model", it->model, "sample",
-                          it->sample, "level", it->level, "line", it->line);
-    char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+/* An entry as one JSON object, paths as resolved; "line" only where asked for (the child's
+ * entry), sample and level -1 (not given) as they are there and left out otherwise (a manifest
+ * line, which takes no -1). NULL without memory. */
+static char *item_json(const run_item *it, int with_line) {
+    json_t *o = json_pack("{s:s, s:s, s:s}", "problem", it->problem, "candidate", it->candidate, "model", it->model);
+    int bad = !o;
+    if (!bad && (with_line || it->sample >= 0)) bad |= json_object_set_new(o, "sample", json_integer(it->sample));
+    if (!bad && (with_line || it->level >= 0)) bad |= json_object_set_new(o, "level", json_integer(it->level));
+    if (!bad && with_line) bad |= json_object_set_new(o, "line", json_integer(it->line));
+    char *s = bad ? NULL : json_dumps(o, JSON_COMPACT);
     json_decref(o);
     return s;
+}
+
+static char *entry_encode(const run_item *it) { return item_json(it, 1); }
+
+/* 1 when JSON can hold s (jansson takes UTF-8 text only). */
+static int json_text(const char *s) {
+    json_t *j = json_string(s);
+    json_decref(j);
+    return j != NULL;
+}
+
+int manifest_write_jsonl(const run_item *items, int n, kbv_buf *out, kbv_err *err) {
+    for (int i = 0; i < n; i++) {
+        const run_item *it = &items[i];
+        if (!json_text(it->problem) || !json_text(it->candidate) || !json_text(it->model))
+            return kbv_seterr(err, "the entry on line %d: its paths or model are not UTF-8 text, which a JSON manifest cannot hold", it->line);
+        char *s = item_json(it, 0);
+        int rc = !s || kbv_buf_printf(out, "%s\n", s) < 0;
+        free(s);
+        if (rc) return kbv_seterr(err, "out of memory");
+    }
+    return 0;
 }
 
 static int entry_decode(const char *s, run_item *it, kbv_err *err) {
@@ -498,7 +526,7 @@ static pid_t spawn_child(const run_opts *o, int i, const run_item *it, long long
     pid_t pid = fork();
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* a killed parent takes its children along */
-        signal(SIGINT, SIG_IGN);            /* a terminal's Ctrl-C is the parent's to handle (on_stop) */
+        signal(SIGINT, SIG_IGN);          /* a terminal's Ctrl-C is the parent's to handle (on_stop) */
         /* its GPU alone: by UUID where kbv knows it (gpus.h), so that no device order matters */
         if (o->ngpus) setenv("CUDA_VISIBLE_DEVICES", o->gpus[gpus_slot(k, o->ngpus)].cvd, 1), setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
         if (lock[0]) setenv("KBV_GPU_LOCK", lock, 1);
@@ -731,8 +759,10 @@ static pid_t ahead_spawn(const run_opts *o, const eval_opts *eo, const run_item 
     pid_t pid = fork();
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* a killed parent takes its children along */
-        signal(SIGINT, SIG_IGN);            /* a terminal's Ctrl-C is the parent's to handle (on_stop) */
-        if (gpu) setenv("CUDA_VISIBLE_DEVICES", gpu, 1), setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1); /* the run's GPUs are alike: one architecture to build for */
+        signal(SIGINT, SIG_IGN);          /* a terminal's Ctrl-C is the parent's to handle (on_stop) */
+        if (gpu)
+            setenv("CUDA_VISIBLE_DEVICES", gpu, 1),
+                setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1); /* the run's GPUs are alike: one architecture to build for */
         /* Background work: the compile (its worker, ninja, nvcc and the compilers inherit this)
          * yields the CPU to the evaluations running now, so that their timed and host-bound
          * calls are not slowed by it where every core is busy. */
@@ -807,7 +837,8 @@ static void times_add_stored(kbv_db *db, long long run_id, const char *key, run_
         json_t *j = text ? json_loads(text, 0, NULL) : NULL;
         const json_t *ph = json_object_get(j, "phases_s");
         double p[PHASE_COUNT];
-        for (int k = 0; k < PHASE_COUNT; k++) p[k] = json_is_number(json_object_get(ph, kbv_phase_names[k])) ? json_number_value(json_object_get(ph, kbv_phase_names[k])) : -1;
+        for (int k = 0; k < PHASE_COUNT; k++)
+            p[k] = json_is_number(json_object_get(ph, kbv_phase_names[k])) ? json_number_value(json_object_get(ph, kbv_phase_names[k])) : -1;
         times_add(t, p, sqlite3_column_double(st, 1));
         json_decref(j);
     }
@@ -895,9 +926,9 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
     memset(&adm, 0, sizeof adm);
     const char *cache_base = compile_cache(o, cache, sizeof cache);
     char(*csha)[65] = calloc((size_t)npending + 1, sizeof *csha);
-    int *first = calloc((size_t)npending + 1, sizeof *first); /* per entry: the first pending entry of its candidate's bytes */
-    unsigned char *state = calloc((size_t)npending + 1, 1);   /* per first entry: AHEAD_* */
-    unsigned char *started = calloc((size_t)npending + 1, 1); /* per entry: ENTRY_* */
+    int *first = calloc((size_t)npending + 1, sizeof *first);      /* per entry: the first pending entry of its candidate's bytes */
+    unsigned char *state = calloc((size_t)npending + 1, 1);        /* per first entry: AHEAD_* */
+    unsigned char *started = calloc((size_t)npending + 1, 1);      /* per entry: ENTRY_* */
     double *wsince = calloc((size_t)npending + 1, sizeof *wsince); /* per entry: when it began to wait for admission */
     gpu_watch *gw = calloc(1, sizeof *gw);
     if (!csha || !first || !state || !started || !wsince || !gw) rc = kbv_seterr(err, "out of memory");
@@ -911,8 +942,7 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
             }
     }
     if (rc == 0) gpu_watch_init(gw, o, nslots), tm->ngpus = gw->n;
-    if (rc == 0 && admission &&
-        admit_init(&adm, o->eval.scratch_base, groups->dir, cache_base, npending, (const char (*)[65])groups->sha, err) < 0)
+    if (rc == 0 && admission && admit_init(&adm, o->eval.scratch_base, groups->dir, cache_base, npending, (const char(*)[65])groups->sha, err) < 0)
         rc = -1;
     if (rc == 0 && nahead && !o->quiet) fprintf(stderr, "kbv run: compiling ahead in up to %d worker(s) (--compile-jobs)\n", nahead);
     while ((next < npending || running > 0) && rc == 0) {
@@ -1004,7 +1034,8 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
         if (anext < next) anext = next;
         while (rc == 0 && nahead && waiting == ADMIT_YES && !blocked && anext < npending) {
             int q = anext, k = 0;
-            if (first[q] != q || !csha[q][0] || state[q] != AHEAD_NONE) { /* an earlier entry's load builds it, an unreadable file builds nothing, an evaluation of it started */
+            if (first[q] != q || !csha[q][0] ||
+                state[q] != AHEAD_NONE) { /* an earlier entry's load builds it, an unreadable file builds nothing, an evaluation of it started */
                 anext++;
                 continue;
             }
@@ -1096,7 +1127,8 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
         if (ev[k].pid) kill(ev[k].pid, SIGKILL), waitpid(ev[k].pid, NULL, 0);
     for (int k = 0; k < nahead; k++)
         if (aev[k].pid) kill(aev[k].pid, SIGKILL), waitpid(aev[k].pid, NULL, 0);
-    if (admission && nwaits && !o->quiet) fprintf(stderr, "kbv run: %d evaluation(s) waited for scratch, memory or their problem's first measurement, %.0f s in all\n", nwaits, waited);
+    if (admission && nwaits && !o->quiet)
+        fprintf(stderr, "kbv run: %d evaluation(s) waited for scratch, memory or their problem's first measurement, %.0f s in all\n", nwaits, waited);
     admit_free(&adm);
     free(csha), free(first), free(state), free(started), free(wsince), free(gw);
     return rc;
@@ -1130,9 +1162,10 @@ static void times_report(const run_opts *o, const run_times *t, long long run_id
         json_object_set_new(j, "gpu_busy_s", t->ngpus ? json_real(t->gpu_busy) : json_null());
         json_object_set_new(j, "gpu_busy_share", share >= 0 ? json_real(share) : json_null());
         json_object_set_new(j, "gpu_alone_s", t->ngpus ? json_real(t->gpu_alone) : json_null());
-        json_object_set_new(j, "compile_ahead", json_pack("{s:i, s:i, s:i, s:i, s:i, s:f, s:f}", "jobs", t->ahead_jobs, "started", t->ahead_started,
-                                                          "built", t->ahead_built, "failed", t->ahead_failed, "hits", t->ahead_hits, "seconds",
-                                                          t->ahead_s, "slot_wait_s", t->slot_wait));
+        json_object_set_new(j, "compile_ahead",
+                            json_pack("{s:i, s:i, s:i, s:i, s:i, s:f, s:f}", "jobs", t->ahead_jobs, "started", t->ahead_started, "built",
+                                      t->ahead_built, "failed", t->ahead_failed, "hits", t->ahead_hits, "seconds", t->ahead_s, "slot_wait_s",
+                                      t->slot_wait));
         json_object_set_new(j, "cpu", c);
         c = NULL;
     } else {
@@ -1252,8 +1285,8 @@ int run_main(const run_opts *opts, kbv_err *err) {
     if (!o->quiet) {
         char said[48] = "seed from the seed file";
         if (!secret) snprintf(said, sizeof said, "seed %llu", (unsigned long long)seed);
-        fprintf(stderr, "kbv run: %s run %lld of %s (%s), %d entries%s\n", resumed ? "resuming" : "starting", run_id, o->db ? o->db : "kbv.db", said, n,
-                o->shard_n > 1 ? " before sharding" : "");
+        fprintf(stderr, "kbv run: %s run %lld of %s (%s), %d entries%s\n", resumed ? "resuming" : "starting", run_id, o->db ? o->db : "kbv.db", said,
+                n, o->shard_n > 1 ? " before sharding" : "");
     }
     const char *proto = protocol_name(&eo);
     int total = 0, done = 0, stored = 0, skipped = 0, rc = 0, kbv_errors = 0, counts[KBV_STATUS_COUNT] = {0};
@@ -1388,7 +1421,8 @@ int run_main(const run_opts *opts, kbv_err *err) {
     if (rc == 0) times_report(o, &tm, run_id, uuid);
     if (rc == 0 && stopped)
         rc = kbv_seterr(err, "stopped by %s before %d evaluation(s): kbv run --resume runs them", g_stop == SIGTERM ? "SIGTERM" : "SIGINT",
-                        np - stored - kbv_errors), rc = RUN_INTERRUPTED;
+                        np - stored - kbv_errors),
+        rc = RUN_INTERRUPTED;
     else if (rc == 0 && kbv_errors > 0)
         rc = kbv_seterr(err, "%d evaluation(s) failed on kbv's own side (their errors above) and were not stored: kbv run --resume runs them again",
                         kbv_errors);

@@ -34,6 +34,10 @@ int manifest_parse(const char *data, size_t len, const char *path, const char *d
 /* KernelBench run folders: RUNS/<model>/level_L_problem_P_sample_S_kernel.py (or the files
  * directly in RUNS, model = its name), each matched to KB/levelL/P_*.py. */
 int manifest_from_runs(const char *kb, const char *runs, run_item **items, int *n, kbv_err *err);
+/* The entries as a JSON Lines manifest into out (paths as resolved, model, and sample and level
+ * where given), which manifest_parse reads back as the same entries. 0, or -1 (err: no memory,
+ * or an entry that is not UTF-8 text). */
+int manifest_write_jsonl(const run_item *items, int n, kbv_buf *out, kbv_err *err);
 
 typedef struct run_opts {
     const char *manifest; /* or: */

@@ -46,8 +46,7 @@ enum { SHARDS_MAX = 10000, ARGS_MAX = 256, SBATCH_MAX = 64 };
 
 int slurm_read_seed_file(const char *path, uint64_t *seed, kbv_err *err) {
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return kbv_seterr(err, "%s: %s", path, errno == ELOOP ? "a symbolic link; give the seed file itself" : strerror(errno));
+    if (fd < 0) return kbv_seterr(err, "%s: %s", path, errno == ELOOP ? "a symbolic link; give the seed file itself" : strerror(errno));
     struct stat sb;
     char text[64] = "";
     ssize_t n = -1;
@@ -101,23 +100,23 @@ static const char *first_line(kbv_buf *b) {
 typedef enum { SH_SUBMIT, SH_PENDING, SH_RUNNING, SH_DONE, SH_FAILED } shard_state;
 
 typedef struct shard {
-    long long job;     /* array job of its latest submission (its task I is this shard); 0: none */
+    long long job; /* array job of its latest submission (its task I is this shard); 0: none */
     shard_state state;
-    int retries;       /* submissions after its first, in this kbv slurm */
-    int status;        /* kbv run's exit status once ended, -1 when it wrote none */
-    char why[200];     /* how its last task ended, when not done */
+    int retries;   /* submissions after its first, in this kbv slurm */
+    int status;    /* kbv run's exit status once ended, -1 when it wrote none */
+    char why[200]; /* how its last task ended, when not done */
 } shard;
 
 typedef struct sweep {
-    const char *db;                  /* the database the shards end in */
-    char state[PATH_MAX];            /* DB.slurm, absolute */
-    char self[PATH_MAX];             /* this kbv executable */
-    char cwd[PATH_MAX];              /* where kbv slurm started: the tasks start there too */
-    char source[3][PATH_MAX];        /* --manifest, or --kernelbench and --runs: absolute */
-    int kb;                          /* 1: source is --kernelbench/--runs */
-    const char *run_args[ARGS_MAX];  /* kbv run's other arguments, as given */
+    const char *db;                 /* the database the shards end in */
+    char state[PATH_MAX];           /* DB.slurm, absolute */
+    char self[PATH_MAX];            /* this kbv executable */
+    char cwd[PATH_MAX];             /* where kbv slurm started: the tasks start there too */
+    char source[3][PATH_MAX];       /* --manifest, or --kernelbench and --runs: absolute */
+    int kb;                         /* 1: source is --kernelbench/--runs */
+    const char *run_args[ARGS_MAX]; /* kbv run's other arguments, as given */
     int nrun_args;
-    const char *sbatch[SBATCH_MAX];  /* passed to sbatch as given */
+    const char *sbatch[SBATCH_MAX]; /* passed to sbatch as given */
     int nsbatch;
     int nshards, gpus, retries, max_running, resume, no_wait, quiet;
     double poll_s;
@@ -151,10 +150,11 @@ static int job_script(const sweep *w, kbv_buf *b) {
                             "state=",
                             KBV_VERSION, w->nshards);
     rc |= sh_quote(b, w->state);
-    rc |= kbv_buf_printf(b, "\ni=${SLURM_ARRAY_TASK_ID:?kbv slurm: not started as a Slurm array task}\n"
-                            "rm -f -- \"$state/shard-$i.exit\"\n"
-                            "ended() { echo \"$1\" >\"$state/shard-$i.exit.tmp\" && mv -f -- \"$state/shard-$i.exit.tmp\" \"$state/shard-$i.exit\"; exit \"$1\"; }\n"
-                            "cd -- ");
+    rc |= kbv_buf_printf(
+        b, "\ni=${SLURM_ARRAY_TASK_ID:?kbv slurm: not started as a Slurm array task}\n"
+           "rm -f -- \"$state/shard-$i.exit\"\n"
+           "ended() { echo \"$1\" >\"$state/shard-$i.exit.tmp\" && mv -f -- \"$state/shard-$i.exit.tmp\" \"$state/shard-$i.exit\"; exit \"$1\"; }\n"
+           "cd -- ");
     rc |= sh_quote(b, w->cwd);
     rc |= kbv_buf_printf(b, " || ended 4\n");
     /* kbv run --gpus all takes the GPUs the task sees, which CUDA_VISIBLE_DEVICES names
@@ -164,14 +164,19 @@ static int job_script(const sweep *w, kbv_buf *b) {
                                 "    echo \"kbv slurm: shard $i: Slurm gave no GPU in CUDA_VISIBLE_DEVICES\" >&2\n"
                                 "    ended 4\n"
                                 "fi\n");
-    rc |= sh_quote(b, w->self);
-    rc |= kbv_buf_printf(b, " run");
+    /* The entries as kbv slurm read them when the sweep started (manifest.jsonl beside this
+     * script): a task starts later, or again, and the manifest or the run folders may have
+     * changed by then. The source named here keeps --resume to the same arguments. */
+    rc |= kbv_buf_printf(b, "# entries read from:");
     if (w->kb) {
         rc |= kbv_buf_printf(b, " --kernelbench "), rc |= sh_quote(b, w->source[1]);
         rc |= kbv_buf_printf(b, " --runs "), rc |= sh_quote(b, w->source[2]);
     } else {
         rc |= kbv_buf_printf(b, " --manifest "), rc |= sh_quote(b, w->source[0]);
     }
+    rc |= kbv_buf_printf(b, "\n");
+    rc |= sh_quote(b, w->self);
+    rc |= kbv_buf_printf(b, " run --manifest \"$state/manifest.jsonl\"");
     rc |= kbv_buf_printf(b, " --db \"$state/shard-$i.db\" --shard \"$i/%d\" --seed-file \"$state/seed\" --resume", w->nshards);
     for (int k = 0; k < w->nrun_args; k++) rc |= kbv_buf_append(b, " ", 1), rc |= sh_quote(b, w->run_args[k]);
     if (w->gpus > 0) rc |= kbv_buf_printf(b, " --gpus all");
@@ -290,8 +295,7 @@ static int submit(sweep *w, kbv_err *err) {
     if (bad) say("kbv slurm: %s: cannot record job %lld: %s (kbv slurm --resume will not find it)\n", path, job, strerror(errno));
     for (int i = 0; i < w->nshards; i++)
         if (w->shards[i].state == SH_SUBMIT) w->shards[i].state = SH_PENDING, w->shards[i].job = job, w->shards[i].status = -1;
-    if (!w->quiet)
-        fprintf(stderr, "kbv slurm: submitted job %lld: array %s (%d task%s)\n", job, spec, count, count == 1 ? "" : "s");
+    if (!w->quiet) fprintf(stderr, "kbv slurm: submitted job %lld: array %s (%d task%s)\n", job, spec, count, count == 1 ? "" : "s");
     free(spec);
     return 0;
 }
@@ -361,7 +365,8 @@ static int poll_queue(sweep *w, kbv_err *err) {
         }
         char slurm_state[64];
         task_end_state(s->job, i, slurm_state, sizeof slurm_state);
-        if (s->status > 0) snprintf(s->why, sizeof s->why, "kbv run exited with status %d%s%s", s->status, *slurm_state ? ", Slurm says " : "", slurm_state);
+        if (s->status > 0)
+            snprintf(s->why, sizeof s->why, "kbv run exited with status %d%s%s", s->status, *slurm_state ? ", Slurm says " : "", slurm_state);
         else snprintf(s->why, sizeof s->why, "ended before kbv run did (Slurm says %s)", *slurm_state ? slurm_state : "nothing more");
         /* 2: kbv run refused its arguments or the manifest; running it again changes nothing. */
         int again = s->status != 2 && s->retries < w->retries;
@@ -511,7 +516,9 @@ static void usage(FILE *f) {
             "\n"
             "Runs a sweep as a Slurm job array, one task per shard (kbv run --shard I/N), then merges the\n"
             "shards' databases into --db. Everything goes into a state folder beside the database, DB.slurm/\n"
-            "(mode 0700; it must be on a file system the nodes share): the task script job.sh, the run's\n"
+            "(mode 0700; it must be on a file system the nodes share): the task script job.sh, the entries\n"
+            "as kbv slurm read them (manifest.jsonl: every task reads these, so a manifest edited or\n"
+            "replaced after the sweep started changes nothing in it), the run's\n"
             "seed in a file only you can read (seed, mode 0600: kbv run --seed-file reads it, so the seed\n"
             "is on no command line and in no script or log), one database per shard (shard-I.db), Slurm's\n"
             "logs (logs/). kbv slurm submits the array with sbatch, prints progress from squeue, submits\n"
@@ -549,10 +556,9 @@ static void usage(FILE *f) {
 
 /* kbv run's options that take a value, so that a value is never taken for an option. */
 static int run_takes_value(const char *a) {
-    static const char *const kValued[] = {"--jobs",          "--compile-jobs", "--device",        "--timeout",     "--load-timeout",
-                                          "--cases",         "--protocol",     "--standard-tol",  "--time-budget", "--standard-trials",
-                                          "--library-only",  "--max-memory",   "--max-scratch",   "--cache-dir",   "--build",
-                                          "--scratch",       "--prime"};
+    static const char *const kValued[] = {"--jobs",        "--compile-jobs", "--device",      "--timeout",         "--load-timeout", "--cases",
+                                          "--protocol",    "--standard-tol", "--time-budget", "--standard-trials", "--library-only", "--max-memory",
+                                          "--max-scratch", "--cache-dir",    "--build",       "--scratch",         "--prime"};
     for (size_t k = 0; k < sizeof kValued / sizeof *kValued; k++)
         if (strcmp(a, kValued[k]) == 0) return 1;
     return 0;
@@ -575,6 +581,59 @@ static int check_run_args(const sweep *w) {
     if (rc != 0) say("kbv slurm: %s\n", rc < 0 ? err.msg : first_line(&msg));
     kbv_buf_free(&msg);
     return rc == 0 ? 0 : -1;
+}
+
+/* The sweep's state folder (DB.slurm): made with its seed, job script and the entries'
+ * snapshot (manifest.jsonl, what every task reads), or, with --resume, checked to hold a sweep
+ * started with the same arguments, *n then its snapshot's entries. 0, or an exit status (the
+ * message said). */
+static int open_state(sweep *w, const kbv_buf *entries, int have_seed, uint64_t *seed, int *n) {
+    char dbabs[PATH_MAX], path[PATH_MAX + 64], snap[PATH_MAX + 64];
+    kbv_err err = {0};
+    absolute(w->db, w->cwd, dbabs, sizeof dbabs);
+    if (snprintf(w->state, sizeof w->state, "%s.slurm", dbabs) >= (int)sizeof w->state)
+        return say("kbv slurm: %s: path too long\n", w->db), EXIT_USAGE;
+    kbv_buf script;
+    kbv_buf_init(&script);
+    if (job_script(w, &script) < 0) return kbv_buf_free(&script), say("kbv slurm: out of memory\n"), EXIT_INTERNAL;
+    snprintf(path, sizeof path, "%s/job.sh", w->state);
+    snprintf(snap, sizeof snap, "%s/manifest.jsonl", w->state);
+    int rc = 0;
+    if (w->resume) {
+        char *old = NULL;
+        size_t len = 0;
+        run_item *items = NULL;
+        if (kbv_read_file(path, &old, &len, &err) < 0) {
+            say("kbv slurm: --resume: no sweep to continue: %s\n", err.msg), rc = EXIT_USAGE;
+        } else if (strcmp(old, script.data) != 0) {
+            say("kbv slurm: --resume: the sweep in %s was started with other arguments (its job.sh differs): give the same ones, "
+                "or another --db for a new sweep\n",
+                w->state),
+                rc = EXIT_USAGE;
+        } else if (manifest_load(snap, &items, n, &err) < 0) {
+            say("kbv slurm: --resume: the sweep's entries: %s\n", err.msg), rc = EXIT_USAGE;
+        }
+        free(old), free(items);
+    } else {
+        struct stat sb;
+        char logs[PATH_MAX + 8], seedpath[PATH_MAX + 8];
+        snprintf(logs, sizeof logs, "%s/logs", w->state);
+        snprintf(seedpath, sizeof seedpath, "%s/seed", w->state);
+        if (lstat(w->state, &sb) == 0) {
+            say("kbv slurm: %s exists: a sweep was started there; continue it with --resume and the same arguments, or "
+                "remove the folder\n",
+                w->state),
+                rc = EXIT_USAGE;
+        } else {
+            if (!have_seed && kbv_random_u64(seed) < 0) *seed = kbv_mix64((uint64_t)getpid() ^ (uint64_t)(kbv_now() * 1e9));
+            if (mkdir(w->state, 0700) < 0 || mkdir(logs, 0700) < 0) kbv_seterr(&err, "%s: %s", w->state, strerror(errno));
+            else if (write_seed(seedpath, *seed, &err) == 0 && write_file(snap, entries->data, 0600, &err) == 0)
+                write_file(path, script.data, 0700, &err);
+            if (err.msg[0]) say("kbv slurm: %s\n", err.msg), rc = EXIT_INTERNAL;
+        }
+    }
+    kbv_buf_free(&script);
+    return rc;
 }
 
 int slurm_main(int argc, char **argv) {
@@ -602,7 +661,9 @@ int slurm_main(int argc, char **argv) {
                      !strcmp(a, "--manifest") || !strcmp(a, "--kernelbench") || !strcmp(a, "--runs") || run_takes_value(a);
         if (valued && !val) return say("kbv slurm: %s needs a value (see kbv slurm --help)\n", a), EXIT_USAGE;
         if (!strcmp(a, "--shards") || !strcmp(a, "--gpus") || !strcmp(a, "--retries") || !strcmp(a, "--max-running")) {
-            int lo = !strcmp(a, "--shards") || !strcmp(a, "--max-running"), hi = !strcmp(a, "--shards") ? SHARDS_MAX : !strcmp(a, "--gpus") ? 64 : 1000;
+            int lo = !strcmp(a, "--shards") || !strcmp(a, "--max-running"), hi = !strcmp(a, "--shards") ? SHARDS_MAX
+                                                                                 : !strcmp(a, "--gpus") ? 64
+                                                                                                        : 1000;
             v = strtod(val, &end);
             if (end == val || *end || v != (int)v || v < lo || v > hi)
                 return say("kbv slurm: %s needs an integer from %d to %d, not '%s'\n", a, lo, hi, val), EXIT_USAGE;
@@ -610,7 +671,8 @@ int slurm_main(int argc, char **argv) {
             i++;
         } else if (!strcmp(a, "--poll")) {
             v = strtod(val, &end);
-            if (end == val || *end || !(v >= 0.1 && v <= 3600)) return say("kbv slurm: --poll needs seconds from 0.1 to 3600, not '%s'\n", val), EXIT_USAGE;
+            if (end == val || *end || !(v >= 0.1 && v <= 3600))
+                return say("kbv slurm: --poll needs seconds from 0.1 to 3600, not '%s'\n", val), EXIT_USAGE;
             w.poll_s = v, i++;
         } else if (!strcmp(a, "--db")) {
             w.db = argv[++i];
@@ -647,7 +709,8 @@ int slurm_main(int argc, char **argv) {
         }
     }
     for (int k = 0; k < w.nsbatch; k++)
-        if (!strncmp(w.sbatch[k], "--array", 7) || !strcmp(w.sbatch[k], "-a") || !strcmp(w.sbatch[k], "--wrap") || !strncmp(w.sbatch[k], "--wrap=", 7))
+        if (!strncmp(w.sbatch[k], "--array", 7) || !strcmp(w.sbatch[k], "-a") || !strcmp(w.sbatch[k], "--wrap") ||
+            !strncmp(w.sbatch[k], "--wrap=", 7))
             return say("kbv slurm: sbatch's %s is kbv slurm's to set (--shards, --max-running)\n", w.sbatch[k]), EXIT_USAGE;
     if (!w.nshards) return say("kbv slurm: give --shards N, the number of tasks (see kbv slurm --help)\n"), EXIT_USAGE;
     if (!manifest == !(kbdir && runs) || !!kbdir != !!runs)
@@ -676,56 +739,17 @@ int slurm_main(int argc, char **argv) {
     int n = 0;
     if (w.kb ? manifest_from_runs(w.source[1], w.source[2], &items, &n, &err) < 0 : manifest_load(w.source[0], &items, &n, &err) < 0)
         return say("kbv slurm: %s\n", err.msg), EXIT_USAGE;
+    kbv_buf entries;
+    kbv_buf_init(&entries);
+    int bad = manifest_write_jsonl(items, n, &entries, &err);
     free(items);
-    if (check_run_args(&w) < 0) return EXIT_USAGE;
-    if (n < w.nshards && !w.quiet)
-        fprintf(stderr, "kbv slurm: note: %d entries in %d shards: some shards will have nothing to do\n", n, w.nshards);
+    if (bad) return kbv_buf_free(&entries), say("kbv slurm: %s\n", err.msg), EXIT_USAGE;
+    if (check_run_args(&w) < 0) return kbv_buf_free(&entries), EXIT_USAGE;
+    if (n < w.nshards && !w.quiet) fprintf(stderr, "kbv slurm: note: %d entries in %d shards: some shards will have nothing to do\n", n, w.nshards);
 
-    char dbabs[PATH_MAX], path[PATH_MAX + 64];
-    absolute(w.db, w.cwd, dbabs, sizeof dbabs);
-    if (snprintf(w.state, sizeof w.state, "%s.slurm", dbabs) >= (int)sizeof w.state) return say("kbv slurm: %s: path too long\n", w.db), EXIT_USAGE;
-    kbv_buf script;
-    kbv_buf_init(&script);
-    if (job_script(&w, &script) < 0) return say("kbv slurm: out of memory\n"), EXIT_INTERNAL;
-    snprintf(path, sizeof path, "%s/job.sh", w.state);
-    if (w.resume) {
-        char *old = NULL;
-        size_t len = 0;
-        if (kbv_read_file(path, &old, &len, &err) < 0) {
-            kbv_buf_free(&script);
-            return say("kbv slurm: --resume: no sweep to continue: %s\n", err.msg), EXIT_USAGE;
-        }
-        int same = strcmp(old, script.data) == 0;
-        free(old);
-        if (!same) {
-            kbv_buf_free(&script);
-            return say("kbv slurm: --resume: the sweep in %s was started with other arguments (its job.sh differs): give the same ones, "
-                       "or another --db for a new sweep\n",
-                       w.state),
-                   EXIT_USAGE;
-        }
-    } else {
-        struct stat sb;
-        if (lstat(w.state, &sb) == 0) {
-            kbv_buf_free(&script);
-            return say("kbv slurm: %s exists: a sweep was started there; continue it with --resume and the same arguments, or "
-                       "remove the folder\n",
-                       w.state),
-                   EXIT_USAGE;
-        }
-        char logs[PATH_MAX + 8];
-        snprintf(logs, sizeof logs, "%s/logs", w.state);
-        if (!have_seed && kbv_random_u64(&seed) < 0) seed = kbv_mix64((uint64_t)getpid() ^ (uint64_t)(kbv_now() * 1e9));
-        char seedpath[PATH_MAX + 8];
-        snprintf(seedpath, sizeof seedpath, "%s/seed", w.state);
-        if (mkdir(w.state, 0700) < 0 || mkdir(logs, 0700) < 0) err.msg[0] = '\0', kbv_seterr(&err, "%s: %s", w.state, strerror(errno));
-        else if (write_seed(seedpath, seed, &err) == 0) write_file(path, script.data, 0700, &err);
-        if (err.msg[0]) {
-            kbv_buf_free(&script);
-            return say("kbv slurm: %s\n", err.msg), EXIT_INTERNAL;
-        }
-    }
-    kbv_buf_free(&script);
+    int st = open_state(&w, &entries, have_seed, &seed, &n);
+    kbv_buf_free(&entries);
+    if (st) return st;
     w.shards = calloc((size_t)w.nshards, sizeof *w.shards);
     if (!w.shards) return say("kbv slurm: out of memory\n"), EXIT_INTERNAL;
     for (int i = 0; i < w.nshards; i++) w.shards[i].status = -1;

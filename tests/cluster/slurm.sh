@@ -3,8 +3,9 @@
 # Starts munged, slurmctld and slurmd from Debian's packages (slurm-wlm, munge) on localhost,
 # CPU only, with their configuration, keys, state and logs in a temporary folder; runs a
 # 9-entry CPU manifest as a job array of 3 shards with kbv slurm; kills one task's kbv run
-# with SIGKILL after it stored an evaluation; and checks that kbv slurm submits that task
-# again, that the merged database equals an unsharded kbv run of the same manifest and seed
+# with SIGKILL after it stored an evaluation, then replaces the manifest; and checks that kbv
+# slurm submits that task again, that the merged database equals an unsharded kbv run of the
+# same manifest and seed
 # (nothing lost, nothing twice), and that the seed is in no job script, log, `scontrol show
 # job` or command line. Before that, without Slurm: the seed file's checks, kbv merge's
 # refusal of shards of different runs, and kbv slurm's error where Slurm is missing.
@@ -178,6 +179,9 @@ for _ in $(seq 1 600); do # shard 1 (4 entries) once it stored one: its kbv run 
     if [ -n "$victim" ] && [ "${stored:-0}" -ge 1 ]; then
         leak=$(grep -l -F -f "$tmp/seed" /proc/[0-9]*/cmdline 2>/dev/null | head -3) # -f: not on grep's own command line
         kill -9 "$victim"
+        # The manifest now names other entries: the task submitted again must still run its
+        # shard's entries as the sweep read them (the state folder's manifest.jsonl).
+        mv "$tmp/m/run.jsonl" "$tmp/m/run.jsonl.orig" && cp "$tmp/m/one.jsonl" "$tmp/m/run.jsonl"
         break
     fi
     kill -0 "$sweep_pid" 2>/dev/null || break
@@ -188,6 +192,7 @@ if kill -0 "$sweep_pid" 2>/dev/null; then kill "$sweep_pid"; fi
 wait "$sweep_pid"
 rc=$?
 sweep_pid=
+[ -f "$tmp/m/run.jsonl.orig" ] && mv -f "$tmp/m/run.jsonl.orig" "$tmp/m/run.jsonl"
 sweep_s=$((SECONDS - t0))
 cd - >/dev/null
 "$KBV" report --db "$tmp/sweep.db" --format json >"$tmp/sweep.json" 2>"$tmp/report.err"
@@ -196,7 +201,7 @@ else not_ok "kill" "shard 1 never ran with an evaluation stored (pid '$victim', 
 if grep -q "shard 1 (job [0-9]*_1) kbv run exited with status 137.*submitting it again" "$tmp/slurm.out" &&
     grep -q "submitted job [0-9]*: array 1 (1 task)" "$tmp/slurm.out" &&
     grep -Eq "resuming run .* [1-9][0-9]* already stored|[1-9][0-9]* already stored" "$st"/logs/shard-1.job-*.log; then
-    ok "kbv slurm submitted the killed task again; its kbv run --resume skipped what it had stored"
+    ok "kbv slurm submitted the killed task again; its kbv run --resume skipped what it had stored (the manifest replaced meanwhile)"
 else not_ok "resubmission" "$(tail -c 800 "$tmp/slurm.out") $(tail -n 3 "$st"/logs/shard-1.job-*.log 2>/dev/null | head -c 600)"; fi
 if [ "$rc" = 0 ] && jq -e '.evaluations == {"stored": 9, "distinct": 9}' "$tmp/sweep.json" >/dev/null &&
     [ "$(jq -S 'del(.evaluations, .runs)' "$tmp/sweep.json")" = "$(jq -S 'del(.evaluations, .runs)' "$tmp/full.json")" ]; then

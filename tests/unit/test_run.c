@@ -127,5 +127,36 @@ int main(void) {
     CHECK(manifest_load(path, &it, &n, &err) == -1 && it == NULL && n == 0);
     CHECK(strstr(err.msg, "manifest") != NULL);
     kbv_rmtree(dir);
+
+    /* kbv slurm's snapshot: written as JSON Lines and read back (from another folder), the
+     * same entries: paths, quotes, commas and defaults; sample and level only where given. */
+    static const char csv[] = "problem,candidate,model,sample,level\n"
+                              "/abs/p.py,\"a,\"\"b\"\".py\",,,\n"
+                              "q.py,/abs/c d.py,gpt,4,2\n"
+                              "r.py,e.py,\"m\\x\",0,\n";
+    run_item *back = NULL;
+    int na = -1; /* kbv slurm's manifest folder is absolute, so are the paths it resolves */
+    CHECK(manifest_parse(csv, sizeof csv - 1, "r.csv", "/base", &it, &na, &err) == 0 && na == 3);
+    CHECK_STR(it[1].problem, "/base/q.py");
+    kbv_buf b;
+    kbv_buf_init(&b);
+    CHECK(manifest_write_jsonl(it, 3, &b, &err) == 0);
+    int nb = -1;
+    CHECK(b.data && manifest_parse(b.data, b.len, "snap/manifest.jsonl", "/elsewhere", &back, &nb, &err) == 0 && nb == 3);
+    for (int i = 0; back && i < 3 && nb == 3; i++) {
+        CHECK_STR(back[i].problem, it[i].problem);
+        CHECK_STR(back[i].candidate, it[i].candidate);
+        CHECK_STR(back[i].model, it[i].model);
+        CHECK(back[i].sample == it[i].sample && back[i].level == it[i].level);
+    }
+    CHECK(it[0].sample == -1 && it[0].level == -1 && it[2].sample == 0 && it[2].level == -1);
+    CHECK(b.data && strstr(b.data, "\"sample\":-1") == NULL && strstr(b.data, "\"line\"") == NULL);
+    free(back), free(it), kbv_buf_free(&b);
+    /* an entry JSON cannot hold (not UTF-8): named, nothing written as if it were fine */
+    static const char latin1[] = "problem,candidate\np.py,caf\xe9.py\n";
+    CHECK(PARSE("r.csv", latin1, &it, &err) == 1);
+    kbv_buf_init(&b);
+    CHECK(manifest_write_jsonl(it, 1, &b, &err) == -1 && strstr(err.msg, "line 2") && strstr(err.msg, "UTF-8"));
+    free(it), kbv_buf_free(&b);
     CHECK_DONE("test_run");
 }
