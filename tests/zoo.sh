@@ -64,7 +64,8 @@ run_entry() {
     for d in ${detect//|/ }; do case " $ids " in *" $d "*) hit=$d ;; esac; done
     {
         if [ "$got" != "$expect" ]; then
-            echo "not ok - $name: status $got, expected $expect; flags: $ids; $(jq -r .errors "$json" 2>/dev/null | tail -c 400)"
+            echo "not ok - $name: status $got, expected $expect; flags: $ids; $(jq -r .errors "$json" 2>/dev/null | tail -c 400)" \
+                "$(jq -c '[.flags[] | select(.severity != "info") | {id, message, evidence}]' "$json" 2>/dev/null | head -c 1500)"
         elif [ "$expect" = verified ] && [ -n "$hacks" ]; then
             echo "not ok - $name: verified but with hack findings: $hacks"
         elif [ -n "$detect" ] && [ -z "$hit" ]; then
