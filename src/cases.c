@@ -182,14 +182,22 @@ static int oracle_valid(eval_ctx *c, const ref_runs *rr, int nominal, char *why,
     return 1;
 }
 
-void cases_judge_output(const eval_ctx *c, ref_runs *rr, int k, const kbv_tensor *t, judge_calib *cal, judge_result *jr) {
+/* Output k's calibration into *cal: kept in rr once computed (returns 1), or, without memory
+ * to keep it, computed each time (returns 0). */
+static int case_calibration(ref_runs *rr, int k, judge_calib *cal) {
     if (!rr->calib && rr->oracle.n > 0 && (rr->calib = calloc((size_t)rr->oracle.n, sizeof *rr->calib))) rr->ncalib = rr->oracle.n;
     if (k < rr->ncalib && rr->calib[k].done) {
         *cal = rr->calib[k].cal;
-    } else { /* without memory for the cache, computed each time */
-        judge_calibrate(&rr->oracle.t[k], &rr->tf32.t[k], &rr->strict.t[k], cal);
-        if (k < rr->ncalib) rr->calib[k].cal = *cal, rr->calib[k].done = 1;
+        return 1;
     }
+    judge_calibrate(&rr->oracle.t[k], &rr->tf32.t[k], &rr->strict.t[k], cal);
+    if (k >= rr->ncalib) return 0;
+    rr->calib[k].cal = *cal, rr->calib[k].done = 1;
+    return 1;
+}
+
+void cases_judge_output(const eval_ctx *c, ref_runs *rr, int k, const kbv_tensor *t, judge_calib *cal, judge_result *jr) {
+    case_calibration(rr, k, cal);
     if (c->oracle_fallback) { /* the oracle is itself an fp32 run: allow fp32 reordering */
         cal->floor *= 10;
         cal->tol_norm = JUDGE_K * cal->tf32.norm_rel + cal->floor;
@@ -198,11 +206,10 @@ void cases_judge_output(const eval_ctx *c, ref_runs *rr, int k, const kbv_tensor
 }
 
 void cases_compact_kept(ref_runs *rr) {
-    if (!rr->calib && rr->oracle.n > 0 && (rr->calib = calloc((size_t)rr->oracle.n, sizeof *rr->calib))) rr->ncalib = rr->oracle.n;
-    for (int k = 0; k < rr->ncalib && k < rr->tf32.n && k < rr->strict.n; k++) {
+    for (int k = 0; k < rr->oracle.n && k < rr->tf32.n && k < rr->strict.n; k++) {
         kbv_tensor *tf = &rr->tf32.t[k], *st = &rr->strict.t[k];
-        if (!kbv_dtype_is_float(tf->dtype) || !tf->data || !st->data) continue;
-        if (!rr->calib[k].done) judge_calibrate(&rr->oracle.t[k], tf, st, &rr->calib[k].cal), rr->calib[k].done = 1;
+        judge_calib cal;
+        if (!kbv_dtype_is_float(tf->dtype) || !tf->data || !st->data || !case_calibration(rr, k, &cal)) continue;
         kbv_tensor_drop_data(tf), kbv_tensor_drop_data(st);
     }
 }

@@ -459,7 +459,7 @@ static char *item_json(const run_item *it, int with_line) {
 
 static char *entry_encode(const run_item *it) { return item_json(it, 1); }
 
-/* 1 when JSON can hold s (jansson takes UTF-8 text only). */
+/* 1 when JSON can hold s (jansson takes UTF-8 text only): why item_json() gave nothing. */
 static int json_text(const char *s) {
     json_t *j = json_string(s);
     json_decref(j);
@@ -469,9 +469,9 @@ static int json_text(const char *s) {
 int manifest_write_jsonl(const run_item *items, int n, kbv_buf *out, kbv_err *err) {
     for (int i = 0; i < n; i++) {
         const run_item *it = &items[i];
-        if (!json_text(it->problem) || !json_text(it->candidate) || !json_text(it->model))
-            return kbv_seterr(err, "the entry on line %d: its paths or model are not UTF-8 text, which a JSON manifest cannot hold", it->line);
         char *s = item_json(it, 0);
+        if (!s && (!json_text(it->problem) || !json_text(it->candidate) || !json_text(it->model)))
+            return kbv_seterr(err, "the entry on line %d: its paths or model are not UTF-8 text, which a JSON manifest cannot hold", it->line);
         int rc = !s || kbv_buf_printf(out, "%s\n", s) < 0;
         free(s);
         if (rc) return kbv_seterr(err, "out of memory");
