@@ -735,21 +735,24 @@ int slurm_main(int argc, char **argv) {
     const char *src[3] = {manifest, kbdir, runs};
     for (int k = 0; k < 3; k++)
         if (src[k] && kbv_abspath(src[k], w.source[k], sizeof w.source[k], &err) < 0) return say("kbv slurm: %s\n", err.msg), EXIT_USAGE;
-    run_item *items = NULL;
+    /* A new sweep reads its source once, into the snapshot its tasks read; a resumed one reads
+     * its snapshot (open_state) and needs the source no more. */
     int n = 0;
-    if (w.kb ? manifest_from_runs(w.source[1], w.source[2], &items, &n, &err) < 0 : manifest_load(w.source[0], &items, &n, &err) < 0)
-        return say("kbv slurm: %s\n", err.msg), EXIT_USAGE;
     kbv_buf entries;
     kbv_buf_init(&entries);
-    int bad = manifest_write_jsonl(items, n, &entries, &err);
-    free(items);
-    if (bad) return kbv_buf_free(&entries), say("kbv slurm: %s\n", err.msg), EXIT_USAGE;
+    if (!w.resume) {
+        run_item *items = NULL;
+        if (w.kb ? manifest_from_runs(w.source[1], w.source[2], &items, &n, &err) < 0 : manifest_load(w.source[0], &items, &n, &err) < 0)
+            return say("kbv slurm: %s\n", err.msg), EXIT_USAGE;
+        int bad = manifest_write_jsonl(items, n, &entries, &err);
+        free(items);
+        if (bad) return kbv_buf_free(&entries), say("kbv slurm: %s\n", err.msg), EXIT_USAGE;
+    }
     if (check_run_args(&w) < 0) return kbv_buf_free(&entries), EXIT_USAGE;
-    if (n < w.nshards && !w.quiet) fprintf(stderr, "kbv slurm: note: %d entries in %d shards: some shards will have nothing to do\n", n, w.nshards);
-
     int st = open_state(&w, &entries, have_seed, &seed, &n);
     kbv_buf_free(&entries);
     if (st) return st;
+    if (n < w.nshards && !w.quiet) fprintf(stderr, "kbv slurm: note: %d entries in %d shards: some shards will have nothing to do\n", n, w.nshards);
     w.shards = calloc((size_t)w.nshards, sizeof *w.shards);
     if (!w.shards) return say("kbv slurm: out of memory\n"), EXIT_INTERNAL;
     for (int i = 0; i < w.nshards; i++) w.shards[i].status = -1;

@@ -192,7 +192,6 @@ if kill -0 "$sweep_pid" 2>/dev/null; then kill "$sweep_pid"; fi
 wait "$sweep_pid"
 rc=$?
 sweep_pid=
-[ -f "$tmp/m/run.jsonl.orig" ] && mv -f "$tmp/m/run.jsonl.orig" "$tmp/m/run.jsonl"
 sweep_s=$((SECONDS - t0))
 cd - >/dev/null
 "$KBV" report --db "$tmp/sweep.db" --format json >"$tmp/sweep.json" 2>"$tmp/report.err"
@@ -223,8 +222,11 @@ else not_ok "seed leak" "in: $where $leak $(head -c 300 "$tmp/scontrol.txt")"; f
 
 # --- again: --resume finds everything done; without it, the folder is refused ---------------------
 cd "$tmp"
+[ -f m/run.jsonl.orig ] || cp m/run.jsonl m/run.jsonl.orig
+echo "not a manifest" >m/run.jsonl # --resume reads the sweep's own copy of its entries, not this
 "$KBV" slurm --manifest m/run.jsonl --shards 3 --db sweep.db --poll 1 $opts --resume -- --time=10 >"$tmp/resume.out" 2>&1
 rc=$?
+mv -f m/run.jsonl.orig m/run.jsonl
 check "kbv slurm on a finished sweep without --resume: refused" 2 "sweep.db.slurm exists: a sweep was started there" -- \
     slurm --manifest m/run.jsonl --shards 3 --db sweep.db $opts -- --time=10
 check "kbv slurm --resume with other arguments: refused" 2 "was started with other arguments" -- \
@@ -232,7 +234,7 @@ check "kbv slurm --resume with other arguments: refused" 2 "was started with oth
 cd - >/dev/null
 if [ "$rc" = 0 ] && grep -q "3 done, 0 running, 0 pending" "$tmp/resume.out" && grep -q "0 run(s), 0 evaluation(s) added" "$tmp/resume.out" &&
     ! grep -q "submitted job" "$tmp/resume.out"; then
-    ok "kbv slurm --resume of a finished sweep submits nothing and merging again adds nothing"
+    ok "kbv slurm --resume of a finished sweep (its manifest replaced by a bad one) submits nothing and merging again adds nothing"
 else not_ok "resume" "exit $rc $(tail -c 500 "$tmp/resume.out")"; fi
 echo "# kbv slurm's output:"
 sed 's/^/#   /' "$tmp/slurm.out"
