@@ -81,12 +81,13 @@ else
   BINS := kbv kbv-worker
 endif
 
-.PHONY: all help test test-unit test-e2e test-faults test-cluster test-gpu check clean config fuzz fuzz-run fuzz-smoke format
+.PHONY: all help test test-unit test-e2e test-faults test-cluster test-lanes test-lane-timed test-lane-untimed test-gpu check clean config fuzz fuzz-run fuzz-smoke format
 all: config $(BINS)
 
 help:
 	@echo "make            build ./kbv and ./kbv-worker"
-	@echo "make test       unit tests, CPU end-to-end tests, the fault suite and kill-and-resume (no GPU needed)"
+	@echo "make test       unit tests, then the CPU suites in two lanes side by side (no GPU needed)"
+	@echo "make suite-NAME one suite alone (run, zoo, run-db, faults, attacks, cluster, ...: see the Makefile)"
 	@echo "make test-faults  the fault-injection suite (CPU), the kill-and-resume test and the attack suite"
 	@echo "make test-cluster  kbv slurm on a one-node Slurm cluster started here (root; skips without Slurm)"
 	@echo "make test-gpu   GPU end-to-end tests (skips with a message where no GPU is present)"
@@ -142,34 +143,76 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_OBJ)
 test-unit: $(UNIT_TESTS)
 	@fail=0; for t in $(UNIT_TESTS); do $(SAN_RT) $$t || fail=1; done; exit $$fail
 
-# Under sanitizers a candidate's deliberate segfault must stay a SIGSEGV (handle_segv=0), and a
-# problem's impossible allocation a failed one that torch reports (allocator_may_return_null=1).
-test-e2e: all
-	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/run.sh
-	@$(if $(filter 1,$(SANITIZE)),KBV_SANITIZED=1 ASAN_OPTIONS=handle_segv=0:detect_leaks=1:max_malloc_fill_size=1073741824,) KBV=$(abspath $(firstword $(BINS))) tests/zoo.sh cpu
-	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/run_db.sh
-	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1:allocator_may_return_null=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/bad_input.sh
-	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/admission.sh
-	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/exchange.sh
-	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/report_figures.sh
-	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/generate.sh
-	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/native.sh
-	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/pipeline.sh
-	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/e2e/fastbuild.sh
+# One target per suite (suite-NAME), so that a suite runs alone, in its group (test-e2e,
+# test-faults, test-cluster) or in a lane of `make test`. Under sanitizers a candidate's
+# deliberate segfault must stay a SIGSEGV (handle_segv=0), and a problem's impossible
+# allocation a failed one that torch reports (allocator_may_return_null=1).
+KBV_ABS  = $(abspath $(firstword $(BINS)))
+SAN_E2E  = $(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,)
+SAN_KBV  = $(if $(filter 1,$(SANITIZE)),KBV_SANITIZED=1 ASAN_OPTIONS=handle_segv=0:detect_leaks=1,)
+SAN_ZOO  = $(if $(filter 1,$(SANITIZE)),KBV_SANITIZED=1 ASAN_OPTIONS=handle_segv=0:detect_leaks=1:max_malloc_fill_size=1073741824,)
+SAN_NULL = $(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1:allocator_may_return_null=1,)
 
+suite-run: $(BINS)
+	@$(SAN_E2E) KBV=$(KBV_ABS) tests/e2e/run.sh
+suite-zoo: $(BINS)
+	@$(SAN_ZOO) KBV=$(KBV_ABS) tests/zoo.sh cpu
+suite-run-db: $(BINS)
+	@$(SAN_E2E) KBV=$(KBV_ABS) tests/e2e/run_db.sh
+suite-bad-input: $(BINS)
+	@$(SAN_NULL) KBV=$(KBV_ABS) tests/e2e/bad_input.sh
+suite-admission: $(BINS)
+	@$(SAN_E2E) KBV=$(KBV_ABS) tests/e2e/admission.sh
+suite-exchange: $(BINS)
+	@$(SAN_E2E) KBV=$(KBV_ABS) tests/e2e/exchange.sh
+suite-report-figures: $(BINS)
+	@$(SAN_E2E) KBV=$(KBV_ABS) tests/e2e/report_figures.sh
+suite-generate: $(BINS)
+	@$(SAN_E2E) KBV=$(KBV_ABS) tests/e2e/generate.sh
+suite-native: $(BINS)
+	@$(SAN_E2E) KBV=$(KBV_ABS) tests/e2e/native.sh
+suite-pipeline: $(BINS)
+	@$(SAN_E2E) KBV=$(KBV_ABS) tests/e2e/pipeline.sh
+suite-fastbuild: $(BINS)
+	@$(SAN_E2E) KBV=$(KBV_ABS) tests/e2e/fastbuild.sh
 # The fault-injection suite, the kill-and-resume test and the attack suite (docs/RELIABILITY.md,
 # docs/security.md).
-test-faults: all
-	@$(if $(filter 1,$(SANITIZE)),KBV_SANITIZED=1 ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/faults/run.sh cpu
-	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/faults/kill_resume.sh
-	@$(if $(filter 1,$(SANITIZE)),KBV_SANITIZED=1 ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/attacks/run.sh cpu
-
+suite-faults: $(BINS)
+	@$(SAN_KBV) KBV=$(KBV_ABS) tests/faults/run.sh cpu
+suite-kill-resume: $(BINS)
+	@$(SAN_E2E) KBV=$(KBV_ABS) tests/faults/kill_resume.sh
+suite-attacks: $(BINS)
+	@$(SAN_KBV) KBV=$(KBV_ABS) tests/attacks/run.sh cpu
 # kbv slurm on a one-node Slurm cluster started on this machine (docs/cluster.md); needs root and
 # Debian's slurm-wlm and munge (scripts/install-deps.sh), skips with a message without them.
-test-cluster: all
-	@$(if $(filter 1,$(SANITIZE)),ASAN_OPTIONS=handle_segv=0:detect_leaks=1,) KBV=$(abspath $(firstword $(BINS))) tests/cluster/slurm.sh
+suite-cluster: $(BINS)
+	@$(SAN_E2E) KBV=$(KBV_ABS) tests/cluster/slurm.sh
 
-test: all test-unit test-e2e test-faults test-cluster fuzz-smoke
+E2E_SUITES    := run zoo run-db bad-input admission exchange report-figures generate native pipeline fastbuild
+FAULT_SUITES  := faults kill-resume attacks
+test-e2e: all
+	@for s in $(E2E_SUITES); do $(MAKE) --no-print-directory suite-$$s || exit 1; done
+test-faults: all
+	@for s in $(FAULT_SUITES); do $(MAKE) --no-print-directory suite-$$s || exit 1; done
+test-cluster: suite-cluster
+
+# `make test` runs the suites in two lanes side by side (tests/lane.sh; one suite at a time left
+# one of CI's two cores idle half the time). The suites whose expected verdicts rest on kbv's
+# timing detectors (e2e/run.sh, the zoo, the faults and the attacks) share the timed lane, with
+# bad_input.sh (its candidates' timeouts are short); the others, which run with --no-timing or
+# time nothing, run 10 nicer in the other lane, so that the timed suites keep the CPU they had
+# when each ran alone. Each lane runs all its suites and names the ones that failed.
+TIMED_LANE    := $(addprefix suite-,run zoo faults attacks bad-input)
+UNTIMED_LANE  := $(addprefix suite-,run-db admission exchange report-figures generate native pipeline \
+                   fastbuild kill-resume cluster) fuzz-smoke
+test-lanes: test-lane-timed test-lane-untimed
+test-lane-timed: $(BINS)
+	@tests/lane.sh timed "$(MAKE)" $(TIMED_LANE)
+test-lane-untimed: $(BINS)
+	@nice -n 10 tests/lane.sh untimed "$(MAKE)" $(UNTIMED_LANE)
+
+test: all test-unit
+	@$(MAKE) --no-print-directory -j2 test-lanes
 
 $(BUILD)/tests/gen_check: tests/gpu/gen_check.c $(BUILD)/w/src/gen.o $(BUILD)/w/src/gpu/gen_cu.o $(BUILD)/w/src/util.o $(BUILD)/w/src/tensor.o
 	@mkdir -p $(@D)
