@@ -87,7 +87,7 @@ all: config $(BINS)
 help:
 	@echo "make            build ./kbv and ./kbv-worker"
 	@echo "make test       unit tests, then the CPU suites in two lanes side by side (no GPU needed)"
-	@echo "make suite-NAME one suite alone (run, zoo, run-db, faults, attacks, cluster, ...: see the Makefile)"
+	@echo "make suite-NAME one suite alone, NAME one of: $(E2E_SUITES) $(FAULT_SUITES) cluster"
 	@echo "make test-faults  the fault-injection suite (CPU), the kill-and-resume test and the attack suite"
 	@echo "make test-cluster  kbv slurm on a one-node Slurm cluster started here (root; skips without Slurm)"
 	@echo "make test-gpu   GPU end-to-end tests (skips with a message where no GPU is present)"
