@@ -146,32 +146,40 @@ void detect_audit(eval_ctx *c, const kbv_reply *a, int cand) {
  * hidden case's own values (repeated in every such round) than on values drawn like them that
  * no call has seen. Both kinds of round come from the same distribution, and each round runs
  * both arms on the same values, so an honest kernel whose speed depends on the data shows no
- * gap. Flags when the speedup on seen values is more than 1.5 times the speedup on new ones and
- * their interquartile ranges do not overlap, after at least 5 rounds of each (docs/hacks.md). */
-void detect_value_cache(eval_ctx *c, const double *ref, const double *cand, const unsigned char *fresh, int n) {
-    kbv_perf *pf = &c->r->perf;
+ * gap. The gap: the speedup on seen values more than 1.5 times the speedup on new ones, and
+ * their interquartile ranges apart. Timing asks for 5 rounds of each, and once the gap shows,
+ * for 10 of each, over all of which it must hold (docs/hacks.md): a burst of noise over a few
+ * rounds of one kind does not last through five more of each. */
+int value_cache_gap(const double *ref, const double *cand, const unsigned char *fresh, int n, int min, double sp[2], int m[2]) {
+    sp[0] = sp[1] = 0, m[0] = m[1] = 0;
     double *q[2] = {malloc(sizeof(double) * (size_t)(n > 0 ? n : 1)), malloc(sizeof(double) * (size_t)(n > 0 ? n : 1))};
-    int m[2] = {0, 0};
     if (!q[0] || !q[1]) {
         free(q[0]), free(q[1]);
-        return;
+        return 0;
     }
     for (int i = 0; i < n; i++)
         if (ref[i] > 0 && cand[i] > 0) q[fresh[i] ? 1 : 0][m[fresh[i] ? 1 : 0]++] = ref[i] / cand[i];
+    if (m[0] >= 1 && m[1] >= 1) sp[0] = stats_median(q[0], (size_t)m[0]), sp[1] = stats_median(q[1], (size_t)m[1]);
+    int gap = m[0] >= min && m[1] >= min && sp[0] > 1.5 * sp[1] &&
+              stats_quantile(q[1], (size_t)m[1], 0.75) < stats_quantile(q[0], (size_t)m[0], 0.25);
+    free(q[0]), free(q[1]);
+    return gap;
+}
+
+void detect_value_cache(eval_ctx *c, const double *ref, const double *cand, const unsigned char *fresh, int n) {
+    kbv_perf *pf = &c->r->perf;
+    double sp[2];
+    int m[2];
+    int gap = value_cache_gap(ref, cand, fresh, n, VALUE_CACHE_ROUNDS, sp, m);
     pf->fresh_rounds = m[1];
-    if (m[0] >= 1 && m[1] >= 1) {
-        pf->speedup_seen = stats_median(q[0], (size_t)m[0]);
-        pf->speedup_fresh = stats_median(q[1], (size_t)m[1]);
-    }
-    if (m[0] >= 5 && m[1] >= 5 && pf->speedup_seen > 1.5 * pf->speedup_fresh &&
-        stats_quantile(q[1], (size_t)m[1], 0.75) < stats_quantile(q[0], (size_t)m[0], 0.25))
+    if (m[0] >= 1 && m[1] >= 1) pf->speedup_seen = sp[0], pf->speedup_fresh = sp[1];
+    if (gap)
         result_add_finding(c->r, FIND_VALUE_CACHE,
                            json_pack("{s:i, s:i, s:f, s:f}", "seen_rounds", m[0], "fresh_rounds", m[1], "speedup_seen", pf->speedup_seen,
                                      "speedup_fresh", pf->speedup_fresh),
                            "%.3gx PyTorch's speed on input values it had been called with before, %.3gx on new ones (medians of %d and %d "
                            "rounds): its result comes from a cache keyed on the inputs' content",
                            pf->speedup_seen, pf->speedup_fresh, m[0], m[1]);
-    free(q[0]), free(q[1]);
 }
 
 /* Bytes a call must move at least: every input read once, every output written once. */

@@ -262,6 +262,11 @@ void detect_semantic(eval_ctx *c, const kbv_case *kc, const ref_runs *rr, const 
                      const uint64_t *cfp, const uint64_t *ofp);
 /* The CUPTI audit's findings (cand: the candidate's audit). */
 void detect_audit(eval_ctx *c, const kbv_reply *audit, int cand);
+/* detect_value_cache's rule on n rounds (ref, cand: each arm's ms; fresh: 1 for a round on new
+ * values): 1 when at least `min` rounds of each kind show the gap it flags, 0 otherwise; the
+ * medians (where both kinds have a round) and the rounds of each kind in sp[2] and m[2]. */
+enum { VALUE_CACHE_ROUNDS = 5, VALUE_CACHE_CONFIRM_ROUNDS = 10 };
+int value_cache_gap(const double *ref, const double *cand, const unsigned char *fresh, int n, int min, double sp[2], int m[2]);
 void detect_value_cache(eval_ctx *c, const double *ref, const double *cand, const unsigned char *fresh, int n);
 void detect_roofline(eval_ctx *c, const kept_case *k, double peak_gbs);
 void detect_short_call(eval_ctx *c, double offset_ns);

@@ -470,9 +470,11 @@ static int stage_rounds(timing *t, stats_stop *stopp, kbv_err *err) {
     long long nround = 0;
     eval_progress(c, "%s", "timing: interleaved rounds");
     /* The headline stops on its own rule; detect_value_cache's rounds go on (up to twice the
-     * budget) until it has 5 of each kind, so that a slow machine does not leave it blind. */
-    int nseen = 0, nnew = 0;
-    while (stop == STATS_CONTINUE || (t->fresh_ok && (nseen < 5 || nnew < 5) && !verdict_has_hack(r) && kbv_now() - t_rounds < 2 * rule.max_time_s)) {
+     * budget) until it has 5 of each kind, so that a slow machine does not leave it blind, and
+     * once its gap shows, to 10 of each (up to four times the budget), over which it must hold. */
+    int nseen = 0, nnew = 0, need = VALUE_CACHE_ROUNDS;
+    double vc_cap = 2 * rule.max_time_s;
+    while (stop == STATS_CONTINUE || (t->fresh_ok && (nseen < need || nnew < need) && !verdict_has_hack(r) && kbv_now() - t_rounds < vc_cap)) {
         int order[ARM_COUNT];
         for (int a = 0; a < t->narms; a++) order[a] = t->arms[a];
         for (int a = t->narms - 1; a > 0; a--) { /* Fisher-Yates */
@@ -557,6 +559,10 @@ static int stage_rounds(timing *t, stats_stop *stopp, kbv_err *err) {
             if (fresh_all && dms[ARM_REF] > 0 && dms[ARM_CAND] > 0 && t->nd < MAX_ROUNDS) {
                 t->dref[t->nd] = dms[ARM_REF], t->dcand[t->nd] = dms[ARM_CAND], t->dnew[t->nd] = kind == 2, t->nd++;
                 nseen += kind == 1, nnew += kind == 2;
+                double sp[2];
+                int m[2];
+                if (need == VALUE_CACHE_ROUNDS && value_cache_gap(t->dref, t->dcand, t->dnew, t->nd, VALUE_CACHE_ROUNDS, sp, m))
+                    need = VALUE_CACHE_CONFIRM_ROUNDS, vc_cap = 4 * rule.max_time_s;
             }
             if (verdict_has_hack(r)) break;
             double el = kbv_now() - t_rounds;
