@@ -560,8 +560,9 @@ static int stage_rounds(timing *t, stats_stop *stopp, kbv_err *err) {
                 t->dref[t->nd] = dms[ARM_REF], t->dcand[t->nd] = dms[ARM_CAND], t->dnew[t->nd] = kind == 2, t->nd++;
                 nseen += kind == 1, nnew += kind == 2;
                 double sp[2];
-                int m[2];
-                if (need == VALUE_CACHE_ROUNDS && value_cache_gap(t->dref, t->dcand, t->dnew, t->nd, VALUE_CACHE_ROUNDS, sp, m))
+                int m[2]; /* asked only once it can show: 5 of each, and not yet confirming */
+                if (need == VALUE_CACHE_ROUNDS && nseen >= need && nnew >= need &&
+                    value_cache_gap(t->dref, t->dcand, t->dnew, t->nd, VALUE_CACHE_ROUNDS, sp, m))
                     need = VALUE_CACHE_CONFIRM_ROUNDS, vc_cap = 4 * rule.max_time_s;
             }
             if (verdict_has_hack(r)) break;
