@@ -1307,13 +1307,15 @@ static int generate_run(const gen_opts *o, int *entries) {
     pthread_mutex_unlock(&s.mu);
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
     free(th), free(args);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
     if (!fatal && write_manifest(&s, entries, &err) < 0) {
         say("kbv generate: %s", err.msg);
         fatal = GEN_EXIT_INTERNAL;
     }
     db_close(&db);
+    /* Only now: a late second signal (timeout(1) signals the process group too) must not end
+     * kbv before the manifest is written and the database closed. */
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
     /* The summary: counts, and per model what has no answer and why. */
     int ok = 0, nc = 0, missing = 0;
     for (int i = 0; i < s.ntasks; i++) {

@@ -1397,7 +1397,6 @@ int run_main(const run_opts *opts, kbv_err *err) {
             result_free(&r);
         }
     }
-    sigaction(SIGINT, &old_int, NULL), sigaction(SIGTERM, &old_term, NULL);
     int stopped = rc == RUN_INTERRUPTED;
     if (tm.pch > 0) { /* still building: a stopped run stops it, a finished one lets it finish (later runs use them) */
         if (rc != 0) kill(-tm.pch, SIGTERM);
@@ -1433,5 +1432,8 @@ int run_main(const run_opts *opts, kbv_err *err) {
     ref_groups_free(&groups);
     free(pending), free(keys), free(mine), free(items);
     db_close(&db);
+    /* Only now: a signal that comes after the first (timeout(1)'s second, to the process group,
+     * can come late on a busy machine) must not end kbv before the database is closed. */
+    sigaction(SIGINT, &old_int, NULL), sigaction(SIGTERM, &old_term, NULL);
     return rc;
 }

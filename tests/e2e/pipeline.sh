@@ -163,7 +163,7 @@ timeout -s INT 8 "$KBV" run --manifest "$tmp/i.jsonl" --db "$tmp/to.db" $opts --
 rc=$?
 grep -q "^kbv run: stopped by SIGINT" "$tmp/to.err" && grep -q "^kbv run: time: " "$tmp/to.err" && [ ! -e "$tmp/to.db-wal" ] &&
     ok "timeout -s INT (two SIGINTs at once): the run stops cleanly, summary and time report (timeout's exit $rc)" ||
-    not_ok "timeout -s INT" "exit $rc: $(tail -4 "$tmp/to.err")"
+    not_ok "timeout -s INT" "exit $rc: $(cat "$tmp/to.err"); $(ls "$tmp"/to.db* 2>&1 | tr '\n' ' ')"
 # Nothing left behind: no worker, no torch build lock in the compile cache. (A worker of an
 # evaluation killed at a stop dies of its parent's death, SIGKILL, and may take a moment to
 # go, a sanitized one longer: up to 10 s.)
