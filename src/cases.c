@@ -411,6 +411,26 @@ static int ref_redraw(eval_ctx *c, kbv_proc *ref, json_t *cmd, int soft, kbv_rep
     return pr == PROC_ERROR ? -1 : 1;
 }
 
+/* A fingerprint of a state the reference saved (its entries' names and bytes, read back by
+ * kbv) into hex (17 bytes); 0, or -1 with *err set. */
+static int state_print(const reply_values *st, char *hex, kbv_err *err) {
+    uint64_t h = 0x5747A7Eull;
+    for (int i = 0; i < st->n; i++) {
+        const reply_value *v = &st->v[i];
+        h = h * 0x100000001b3ull + gen_fingerprint_host(v->name, strlen(v->name));
+        if (!v->is_tensor) {
+            h = h * 0x100000001b3ull + gen_fingerprint_host(&v->value, sizeof v->value);
+            continue;
+        }
+        kbv_tensor t;
+        if (kbv_tensor_load(&t, v->path, err) < 0) return -1;
+        h = h * 0x100000001b3ull + gen_fingerprint_host(t.data, (uint64_t)kbv_tensor_numel(&t) * kbv_dtype_size(t.dtype));
+        kbv_tensor_free(&t);
+    }
+    snprintf(hex, 17, "%016llx", (unsigned long long)h);
+    return 0;
+}
+
 /* A fresh candidate model (build) given state (stolen) by name before its first call
  * (load_state). 0 with *matched (the state mapped onto its state_dict), or 1 when the
  * candidate failed (c->failure set). */
@@ -522,6 +542,10 @@ static int weight_cases(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kbv_err *err
                  r->redraw.kept ? " (its floating entries are integers, masks or hold NaN/Inf)" : "");
         r->redraw.time_s = eval_busy_since(c, t0, w0);
         return 0;
+    }
+    if (state_print(&rep.state, r->redraw.print, err) < 0) {
+        reply_free(&rep);
+        return -1;
     }
     json_t *state = reply_values_to_json(&rep.state);
     reply_free(&rep);

@@ -293,9 +293,10 @@ json_t *result_to_json(const kbv_result *r) {
     if (r->sandbox) json_object_set(o, "sandbox", r->sandbox);
     if (verified_ran(r))
         json_object_set_new(o, "weights",
-                            json_pack("{s:b, s:b, s:I, s:I, s:i, s:o, s:f}", "matched", r->weights_matched, "loaded", r->weights_loaded, "redrawn",
+                            json_pack("{s:b, s:b, s:I, s:I, s:i, s:o, s:f, s:o}", "matched", r->weights_matched, "loaded", r->weights_loaded, "redrawn",
                                       (json_int_t)r->redraw.redrawn, "kept", (json_int_t)r->redraw.kept, "cases", r->redraw.cases, "skipped",
-                                      r->redraw.skipped[0] ? text(r->redraw.skipped) : json_null(), "time_s", r->redraw.time_s));
+                                      r->redraw.skipped[0] ? text(r->redraw.skipped) : json_null(), "time_s", r->redraw.time_s, "print",
+                                      r->redraw.print[0] ? json_string(r->redraw.print) : json_null()));
     json_object_set_new(o, "reference_reused", json_boolean(r->reference_reused));
     /* A degenerate problem: the reference's output one constant over every valid case (at
      * least 3) -- the same for any input, so no speedup on it means anything. */

@@ -221,6 +221,7 @@ typedef struct kbv_result {
         int cases;         /* weight cases judged */
         double time_s;     /* wall seconds of the redraws, the fresh builds, the weight cases and the restore */
         char skipped[240]; /* why there are none; empty when they ran */
+        char print[17];    /* fingerprint of the redrawn state as kbv read it (16 hex digits), or empty */
     } redraw;
     kbv_standard standard;
     kbv_paper paper;

@@ -210,35 +210,41 @@ static PyObject *make_generated(worker *w, const json_t *sp, kbv_err *err) {
     g.p = (float)json_number_value(json_object_get(sp, "p"));
     const char *mask_path = json_string_value(json_object_get(sp, "zero_mask"));
     int sym = json_is_true(json_object_get(sp, "symmetric"));
+    kbv_tensor mask = {0};
+    if (mask_path && kbv_tensor_load(&mask, mask_path, err) < 0) return NULL;
+    PyObject *t = gen_tensor(w, &g, nd, sh, mask_path ? &mask : NULL, sym, err);
+    kbv_tensor_free(&mask);
+    return t;
+}
+
+PyObject *gen_tensor(worker *w, const kbv_gen_plan *g, int nd, const int64_t *sh, const kbv_tensor *mask, int sym, kbv_err *err) {
+    kbv_dtype dt = (kbv_dtype)g->dtype;
     kbv_tensor host;
     if (kbv_tensor_alloc(&host, dt, nd, sh, err) < 0) return NULL;
     int64_t n = kbv_tensor_numel(&host);
     size_t es = kbv_dtype_size(dt);
-    kbv_tensor mask = {0};
-    if (mask_path && (kbv_tensor_load(&mask, mask_path, err) < 0 || kbv_tensor_numel(&mask) != n)) {
-        kbv_tensor_free(&host), kbv_tensor_free(&mask);
-        return err->msg[0] ? NULL : (kbv_seterr(err, "zero mask does not fit the input"), NULL);
+    if (mask && kbv_tensor_numel(mask) != n) {
+        kbv_tensor_free(&host);
+        return kbv_seterr(err, "zero mask does not fit the input"), NULL;
     }
     int64_t d = nd >= 2 ? sh[nd - 1] : 0, batch = d ? n / (d * d) : 0;
     if (!w->cuda) {
-        gen_fill_host(&g, host.data, n, es);
-        if (mask.data) gen_mask_host(host.data, mask.data, n, es);
+        gen_fill_host(g, host.data, n, es);
+        if (mask) gen_mask_host(host.data, mask->data, n, es);
         if (sym && d) gen_symmetrize_host(host.data, batch, d, es);
-        kbv_tensor_free(&mask);
         return dl_to_torch(&w->dl, &host, err);
     }
     kbv_tensor_free(&host);
     void *dev = NULL, *dmask = NULL;
     int rc = gpu_malloc(&dev, (size_t)n * es, err);
-    if (rc == 0) rc = gpu_gen_fill(&g, dev, n, es, err);
-    if (rc == 0 && mask.data) {
+    if (rc == 0) rc = gpu_gen_fill(g, dev, n, es, err);
+    if (rc == 0 && mask) {
         rc = gpu_malloc(&dmask, (size_t)n, err);
-        if (rc == 0) rc = gpu_copy_to_device(dmask, mask.data, (size_t)n, err);
+        if (rc == 0) rc = gpu_copy_to_device(dmask, mask->data, (size_t)n, err);
         if (rc == 0) rc = gpu_gen_mask(dev, dmask, n, es, err);
         gpu_free(dmask);
     }
     if (rc == 0 && sym && d) rc = gpu_gen_symmetrize(dev, batch, d, es, err);
-    kbv_tensor_free(&mask);
     if (rc < 0) {
         gpu_free(dev);
         return NULL;

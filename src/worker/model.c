@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include "device.h"
 #include "fail.h"
 #include "guard.h"
+#include "inputs.h"
 #include "loader.h"
 #include "values.h"
 
@@ -255,45 +257,57 @@ json_t *cmd_load_state(worker *w, const json_t *cmd) {
 }
 
 /* New values for the model's floating state_dict entries, from the entries as built (so that
- * every redraw starts from the same tensors), drawn on the CPU from a generator seeded by kbv:
+ * every redraw starts from the same tensors, kept on the host: snapshot):
  *   - a constant tensor c (ones, zeros, a fill; one element): uniform on c +- s, with the
  *     spread s = 0.5 max(|c|, 1);
  *   - a tensor of integers or a mask (every element integral, not all equal), or one holding
  *     NaN or Inf: kept, as structure rather than a weight;
  *   - any other: normal with the tensor's own mean and standard deviation;
  *   - where every element was >= 0 (variances, scales), the new values' magnitudes.
- * Integer, boolean and complex entries are not touched. redraw and restore return
- * (entries redrawn, floating entries kept as built). */
-static const char kRedraw[] = "import torch\n"
-                              "def _values(x, g):\n"
-                              "    n = x.numel()\n"
-                              "    if n == 0 or not bool(torch.isfinite(x).all()):\n"
+ * The statistics come from the host copy in float64; the values from kbv's own generator
+ * (gen.h, under a key from kbv's seed and the entry's place in the state_dict: draw, made on
+ * the worker's device with the same bits on the CPU and the GPU), scaled in float64 on the
+ * entry's device (IEEE-rounded products and sums: the same bits again). torch's CPU
+ * generator took 23 core-seconds a redraw for a level-3 model (call CB). Integer, boolean and
+ * complex entries are not touched. redraw and restore return (entries redrawn, floating
+ * entries kept as built). */
+static const char kRedraw[] = "import math, torch\n"
+                              "def _stats(x):\n"
+                              "    if x.numel() == 0:\n"
                               "        return None\n"
-                              "    lo, hi = float(x.min()), float(x.max())\n"
-                              "    v = torch.empty(n, dtype=torch.float64)\n"
+                              "    lo, hi = (float(t) for t in torch.aminmax(x))\n"
+                              "    if not (math.isfinite(lo) and math.isfinite(hi)):\n"
+                              "        return None\n"
                               "    if lo == hi:\n"
-                              "        v.uniform_(-1.0, 1.0, generator=g).mul_(0.5 * max(abs(lo), 1.0)).add_(lo)\n"
-                              "    elif bool(torch.equal(x, torch.round(x))):\n"
+                              "        return lo, None, None\n"
+                              "    h = x[:4096]\n"
+                              "    if bool(torch.equal(h, torch.round(h))) and bool(torch.equal(x, torch.round(x))):\n"
                               "        return None\n"
-                              "    else:\n"
-                              "        v.normal_(0.0, 1.0, generator=g).mul_(float(x.std())).add_(float(x.mean()))\n"
-                              "    return v.abs_() if lo >= 0 else v\n"
+                              "    sd, mean = torch.std_mean(x)\n"
+                              "    return lo, float(mean), float(sd)\n"
                               "def snapshot(model):\n"
                               "    return {k: t.detach().to('cpu', copy=True) for k, t in model.state_dict().items()\n"
                               "            if isinstance(t, torch.Tensor) and t.is_floating_point()}\n"
-                              "def redraw(model, orig, seed):\n"
-                              "    g = torch.Generator().manual_seed(seed)\n"
+                              "def redraw(model, orig, draw):\n"
                               "    sd = model.state_dict()\n"
                               "    done = kept = 0\n"
                               "    with torch.no_grad():\n"
-                              "        for k, o in orig.items():\n"
-                              "            v = _values(o.reshape(-1).to(torch.float64), g)\n"
-                              "            if v is None:\n"
+                              "        for i, (k, o) in enumerate(orig.items()):\n"
+                              "            st = _stats(o.reshape(-1).to(torch.float64))\n"
+                              "            if st is None:\n"
                               "                sd[k].copy_(o)\n"
                               "                kept += 1\n"
+                              "                continue\n"
+                              "            lo, mean, std = st\n"
+                              "            v = draw(i, o.numel(), mean is None).to(sd[k].device, torch.float64)\n"
+                              "            if mean is None:\n"
+                              "                v.mul_(2.0).sub_(1.0).mul_(0.5 * max(abs(lo), 1.0)).add_(lo)\n"
                               "            else:\n"
-                              "                sd[k].copy_(v.reshape(o.shape).to(o.dtype))\n"
-                              "                done += 1\n"
+                              "                v.mul_(std).add_(mean)\n"
+                              "            if lo >= 0:\n"
+                              "                v.abs_()\n"
+                              "            sd[k].copy_(v.reshape(o.shape).to(o.dtype))\n"
+                              "            done += 1\n"
                               "    return done, kept\n"
                               "def restore(model, orig):\n"
                               "    sd = model.state_dict()\n"
@@ -301,6 +315,53 @@ static const char kRedraw[] = "import torch\n"
                               "        for k, o in orig.items():\n"
                               "            sd[k].copy_(o)\n"
                               "    return 0, len(orig)\n";
+
+/* redraw's draw(i, n, uniform): n float32 values of kbv's generator on the worker's device,
+ * N(0,1) (Irwin-Hall) or, with uniform, U[0,1), for the i-th floating entry, under the key of
+ * the redraw's seed (the capsule's). */
+typedef struct redraw_key {
+    worker *w;
+    uint32_t key[2];
+} redraw_key;
+
+static void redraw_key_free(PyObject *cap) { free(PyCapsule_GetPointer(cap, "kbv.redraw_key")); }
+
+static PyObject *redraw_draw(PyObject *self, PyObject *args) {
+    const redraw_key *k = PyCapsule_GetPointer(self, "kbv.redraw_key");
+    unsigned int tag;
+    long long n;
+    int uniform;
+    if (!k || !PyArg_ParseTuple(args, "ILp", &tag, &n, &uniform)) return NULL;
+    if (n < 0) return PyErr_SetString(PyExc_ValueError, "draw: negative count"), NULL;
+    kbv_gen_plan g;
+    memset(&g, 0, sizeof g);
+    g.s.key[0] = k->key[0], g.s.key[1] = k->key[1];
+    g.s.tag = tag, g.s.input = 0xFFFFu; /* no case input has this index */
+    g.s.dist = uniform ? KBV_DIST_UNIFORM01 : KBV_DIST_NORMAL, g.s.domain = KBV_DOM_RAW;
+    g.kind = KBV_GEN_FLOAT, g.dtype = KBV_DT_F32;
+    int64_t sh[1] = {n};
+    kbv_err err = {{0}};
+    PyObject *t = gen_tensor(k->w, &g, 1, sh, NULL, 0, &err);
+    if (!t && !PyErr_Occurred()) PyErr_Format(PyExc_RuntimeError, "kbv's weight draw: %s", err.msg);
+    return t;
+}
+
+static PyMethodDef kRedrawDraw = {"draw", redraw_draw, METH_VARARGS, NULL};
+
+/* The draw function for seed, or NULL with the Python error pending. */
+static PyObject *redraw_drawer(worker *w, unsigned long long seed) {
+    redraw_key *k = malloc(sizeof *k);
+    if (!k) return PyErr_NoMemory();
+    k->w = w, k->key[0] = (uint32_t)seed, k->key[1] = (uint32_t)(seed >> 32);
+    PyObject *cap = PyCapsule_New(k, "kbv.redraw_key", redraw_key_free);
+    if (!cap) {
+        free(k);
+        return NULL;
+    }
+    PyObject *f = PyCFunction_New(&kRedrawDraw, cap);
+    Py_DECREF(cap);
+    return f;
+}
 
 /* redraw_weights {seed, prefix, restore}: the built model's floating state redrawn under seed
  * (kRedraw), or with restore as it was built; with prefix, the whole state_dict then saved as
@@ -318,9 +379,12 @@ json_t *cmd_redraw_weights(worker *w, const json_t *cmd) {
     Py_XDECREF(code);
     if (!mod) return fail_python("python", "preparing the weight redraw");
     if (!w->weights0) w->weights0 = PyObject_CallMethod(mod, "snapshot", "O", w->model);
-    PyObject *res = !w->weights0 ? NULL
-                    : restore    ? PyObject_CallMethod(mod, "restore", "OO", w->model, w->weights0)
-                                 : PyObject_CallMethod(mod, "redraw", "OOK", w->model, w->weights0, (unsigned long long)json_integer_value(sj));
+    PyObject *draw = w->weights0 && !restore ? redraw_drawer(w, (unsigned long long)json_integer_value(sj)) : NULL;
+    PyObject *res = !w->weights0      ? NULL
+                    : restore         ? PyObject_CallMethod(mod, "restore", "OO", w->model, w->weights0)
+                    : draw            ? PyObject_CallMethod(mod, "redraw", "OOO", w->model, w->weights0, draw)
+                                      : NULL;
+    Py_XDECREF(draw);
     Py_DECREF(mod);
     long long redrawn = 0, kept = 0;
     int parsed = res && PyArg_ParseTuple(res, "LL", &redrawn, &kept);

@@ -175,6 +175,7 @@ if [ "$rc" = 3 ]; then ok "kbv check of a broken problem exits 3"; else not_ok "
 rc=$?
 if [ "$rc" = 0 ] && jq -e '.status == "verified" and .timing.measured and .timing.hidden_checks.failed == 0 and
     .weights.matched and .weights.redrawn == 6 and .weights.kept == 1 and .weights.cases == 2 and .weights.skipped == null and
+    (.weights.print | test("^[0-9a-f]{16}$")) and
     ([.cases[] | select(.weights)] | map(.distribution) == ["weights_nominal", "weights_normal"] and all(.passed and (.skipped | not))) and
     ([.cases[] | select(.weights | not)] | length == 5)' "$tmp/weights.json" >/dev/null; then
     ok "weight cases: BatchNorm/LayerNorm constants redrawn (variance positive), counter and mask kept, a fresh ModelNew verified"

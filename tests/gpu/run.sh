@@ -66,4 +66,20 @@ for f in "$tmp"/res/*; do
     [ -e "$f" ] || continue
     case "$(cat "$f")" in "ok - "*) passed=$((passed + 1)) ;; *) failed=$((failed + 1)) ;; esac
 done
+# The weight cases' redraw gives the same state on the CPU and the GPU under one run seed
+# (correctness.md, "Weight cases"): constants (BatchNorm, LayerNorm) and a Linear layer's normals.
+if [ -z "${1:-}" ]; then
+    for pc in "tests/fixtures/weights/norm_stack.py tests/fixtures/weights/norm_stack_honest.py" \
+        "examples/problems/linear_relu.py examples/candidates/linear_relu/honest_cpu.py"; do
+        set -- $pc
+        for d in cpu cuda; do
+            TMPDIR=$tmp "$KBV" eval "$1" "$2" --device $d --seed 2026 --cases 1 --library-only info --no-timing --quiet \
+                --json "$tmp/redraw_$d.json" >/dev/null 2>&1
+        done
+        c=$(jq -r '.weights.print' "$tmp/redraw_cpu.json" 2>/dev/null) g=$(jq -r '.weights.print' "$tmp/redraw_cuda.json" 2>/dev/null)
+        [ -n "$c" ] && [ "$c" != null ] && [ "$c" = "$g" ] && ok "the weight cases' redraw of $(basename "$1" .py) is the same on the CPU and the GPU ($c)" ||
+            not_ok "the redraw of $(basename "$1" .py) on the CPU and the GPU" "cpu $c, cuda $g: $(jq -c .weights "$tmp/redraw_cuda.json" 2>/dev/null)"
+        set --
+    done
+fi
 finish
