@@ -539,7 +539,7 @@ static int build_seccomp(kbv_sandbox *sb, int refuse_inet, kbv_err *err) {
     if (refuse_inet) {
         static const int domains[] = {AF_INET, AF_INET6, AF_PACKET};
         for (int i = 0; i < 3; i++)
-            rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)domains[i]));
+            rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)domains[i], 0));
     }
     int fd = rc == 0 ? memfd_create("kbv-seccomp", MFD_CLOEXEC) : -1;
     if (fd >= 0 && seccomp_export_bpf(ctx, fd) == 0) {
