@@ -267,11 +267,14 @@ json_t *cmd_load_state(worker *w, const json_t *cmd) {
  * The statistics come from the host copy in float64; the values from kbv's own generator
  * (gen.h, under a key from kbv's seed and the entry's place in the state_dict: draw, made on
  * the worker's device with the same bits on the CPU and the GPU), scaled in float64 on the
- * entry's device (IEEE-rounded products and sums: the same bits again). torch's CPU
+ * entry's device (IEEE-rounded products and sums: the same bits again), 4 Mi elements at a
+ * time, so that the device holds no more than the draw's float32 values beside the model
+ * (kbv's admission counts what the cases used, not the redraw). torch's CPU
  * generator took 23 core-seconds a redraw for a level-3 model (call CB). Integer, boolean and
  * complex entries are not touched. redraw and restore return (entries redrawn, floating
  * entries kept as built). */
 static const char kRedraw[] = "import math, torch\n"
+                              "CHUNK = 1 << 22\n"
                               "def _stats(x):\n"
                               "    if x.numel() == 0:\n"
                               "        return None\n"
@@ -299,14 +302,21 @@ static const char kRedraw[] = "import math, torch\n"
                               "                kept += 1\n"
                               "                continue\n"
                               "            lo, mean, std = st\n"
-                              "            v = draw(i, o.numel(), mean is None).to(sd[k].device, torch.float64)\n"
-                              "            if mean is None:\n"
-                              "                v.mul_(2.0).sub_(1.0).mul_(0.5 * max(abs(lo), 1.0)).add_(lo)\n"
-                              "            else:\n"
-                              "                v.mul_(std).add_(mean)\n"
-                              "            if lo >= 0:\n"
-                              "                v.abs_()\n"
-                              "            sd[k].copy_(v.reshape(o.shape).to(o.dtype))\n"
+                              "            dst = sd[k]\n"
+                              "            u = draw(i, o.numel(), mean is None).to(dst.device)\n"
+                              "            out = dst.view(-1) if dst.is_contiguous() else torch.empty(o.numel(), dtype=dst.dtype, device=dst.device)\n"
+                              "            for c in range(0, o.numel(), CHUNK):\n"
+                              "                v = u[c:c + CHUNK].to(torch.float64)\n"
+                              "                if mean is None:\n"
+                              "                    v.mul_(2.0).sub_(1.0).mul_(0.5 * max(abs(lo), 1.0)).add_(lo)\n"
+                              "                else:\n"
+                              "                    v.mul_(std).add_(mean)\n"
+                              "                if lo >= 0:\n"
+                              "                    v.abs_()\n"
+                              "                out[c:c + CHUNK].copy_(v)\n"
+                              "            if out.data_ptr() != dst.data_ptr():\n"
+                              "                dst.copy_(out.view(o.shape))\n"
+                              "            del u, out\n"
                               "            done += 1\n"
                               "    return done, kept\n"
                               "def restore(model, orig):\n"
