@@ -329,3 +329,29 @@ int kbv_tensor_load_capped(kbv_tensor *t, const char *path, long long max_bytes,
     t->data = d, t->mapped = 1;
     return 0;
 }
+
+int kbv_weight_stats(const void *data, kbv_dtype dt, int64_t n, double *lo, double *mean, double *sd) {
+    *lo = *mean = *sd = 0;
+    if (n <= 0 || !kbv_dtype_is_float(dt)) return KBV_WSTATS_KEEP;
+    kbv_tensor t = {.dtype = dt, .data = (void *)data};
+    double mn = INFINITY, mx = -INFINITY, sum = 0;
+    int integral = 1;
+    for (int64_t i = 0; i < n; i++) {
+        double x = kbv_tensor_get(&t, i);
+        if (!isfinite(x)) return KBV_WSTATS_KEEP;
+        if (x < mn) mn = x;
+        if (x > mx) mx = x;
+        if (integral && x != rint(x)) integral = 0;
+        sum += x;
+    }
+    *lo = mn;
+    if (mn == mx) return KBV_WSTATS_CONST;
+    if (integral) return KBV_WSTATS_KEEP;
+    double m = sum / (double)n, ss = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = kbv_tensor_get(&t, i) - m;
+        ss += d * d;
+    }
+    *mean = m, *sd = sqrt(ss / (double)(n - 1));
+    return KBV_WSTATS_NORMAL;
+}

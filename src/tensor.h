@@ -86,6 +86,14 @@ void kbv_tensor_pool_keep(int on);
 float kbv_half_to_float(uint16_t h);
 float kbv_bf16_to_float(uint16_t h);
 
+/* What the weight cases' redraw (docs/correctness.md, "Weight cases") makes of a floating
+ * entry's n values at data (dtype dt, dense): KBV_WSTATS_KEEP (none, a NaN or an Inf, or
+ * every value integral but not all equal: structure), KBV_WSTATS_CONST (every value *lo) or
+ * KBV_WSTATS_NORMAL, with *lo the least value, *mean and *sd (unbiased) summed in double in
+ * index order: the same bits on any host. */
+enum { KBV_WSTATS_KEEP = 0, KBV_WSTATS_CONST = 1, KBV_WSTATS_NORMAL = 2 };
+int kbv_weight_stats(const void *data, kbv_dtype dt, int64_t n, double *lo, double *mean, double *sd);
+
 /* Element i (C order) as a double; integers and bools convert exactly up to 2^53. Inline:
  * the judge calls it for every element. */
 static inline double kbv_tensor_get(const kbv_tensor *t, int64_t i) {

@@ -264,7 +264,8 @@ json_t *cmd_load_state(worker *w, const json_t *cmd) {
  *     NaN or Inf: kept, as structure rather than a weight;
  *   - any other: normal with the tensor's own mean and standard deviation;
  *   - where every element was >= 0 (variances, scales), the new values' magnitudes.
- * The statistics come from the host copy in float64; the values from kbv's own generator
+ * The statistics come from the host copy, in C (stats: kbv_weight_stats, summed in double in
+ * index order, the same bits on any host); the values from kbv's own generator
  * (gen.h, under a key from kbv's seed and the entry's place in the state_dict: draw, made on
  * the worker's device with the same bits on the CPU and the GPU), scaled in float64 on the
  * entry's device (IEEE-rounded products and sums: the same bits again), 4 Mi elements at a
@@ -273,30 +274,17 @@ json_t *cmd_load_state(worker *w, const json_t *cmd) {
  * generator took 23 core-seconds a redraw for a level-3 model (call CB). Integer, boolean and
  * complex entries are not touched. redraw and restore return (entries redrawn, floating
  * entries kept as built). */
-static const char kRedraw[] = "import math, torch\n"
+static const char kRedraw[] = "import torch\n"
                               "CHUNK = 1 << 22\n"
-                              "def _stats(x):\n"
-                              "    if x.numel() == 0:\n"
-                              "        return None\n"
-                              "    lo, hi = (float(t) for t in torch.aminmax(x))\n"
-                              "    if not (math.isfinite(lo) and math.isfinite(hi)):\n"
-                              "        return None\n"
-                              "    if lo == hi:\n"
-                              "        return lo, None, None\n"
-                              "    h = x[:4096]\n"
-                              "    if bool(torch.equal(h, torch.round(h))) and bool(torch.equal(x, torch.round(x))):\n"
-                              "        return None\n"
-                              "    sd, mean = torch.std_mean(x)\n"
-                              "    return lo, float(mean), float(sd)\n"
                               "def snapshot(model):\n"
                               "    return {k: t.detach().to('cpu', copy=True) for k, t in model.state_dict().items()\n"
                               "            if isinstance(t, torch.Tensor) and t.is_floating_point()}\n"
-                              "def redraw(model, orig, draw):\n"
+                              "def redraw(model, orig, draw, stats):\n"
                               "    sd = model.state_dict()\n"
                               "    done = kept = 0\n"
                               "    with torch.no_grad():\n"
                               "        for i, (k, o) in enumerate(orig.items()):\n"
-                              "            st = _stats(o.reshape(-1).to(torch.float64))\n"
+                              "            st = stats(o if o.is_contiguous() else o.contiguous())\n"
                               "            if st is None:\n"
                               "                sd[k].copy_(o)\n"
                               "                kept += 1\n"
@@ -356,6 +344,35 @@ static PyObject *redraw_draw(PyObject *self, PyObject *args) {
     return t;
 }
 
+/* redraw's stats(t), t a dense host tensor (the entries as built): kbv_weight_stats over its
+ * values: None (kept as built), (lo, None, None) for a constant, or (lo, mean, sd). */
+static PyObject *redraw_stats(PyObject *self, PyObject *args) {
+    PyObject *t;
+    if (!PyArg_ParseTuple(args, "O", &t)) return NULL;
+    PyObject *ptr = PyObject_CallMethod(t, "data_ptr", NULL), *num = ptr ? PyObject_CallMethod(t, "numel", NULL) : NULL;
+    PyObject *dt = num ? PyObject_GetAttrString(t, "dtype") : NULL, *dts = dt ? PyObject_Str(dt) : NULL;
+    PyObject *dense = dts ? PyObject_CallMethod(t, "is_contiguous", NULL) : NULL, *dev = dense ? PyObject_GetAttrString(t, "is_cuda") : NULL;
+    PyObject *r = NULL;
+    if (dev) {
+        void *data = PyLong_AsVoidPtr(ptr);
+        long long n = PyLong_AsLongLong(num);
+        const char *name = PyUnicode_AsUTF8(dts);
+        if (PyErr_Occurred() || !name) {
+        } else if (dense != Py_True || dev != Py_False) {
+            PyErr_SetString(PyExc_ValueError, "stats: needs a dense host tensor");
+        } else {
+            double lo, mean, sd;
+            int k = kbv_weight_stats(data, kbv_dtype_from_name(name), n, &lo, &mean, &sd);
+            r = k == KBV_WSTATS_KEEP ? (Py_INCREF(Py_None), Py_None)
+                : k == KBV_WSTATS_CONST ? Py_BuildValue("(dOO)", lo, Py_None, Py_None)
+                                        : Py_BuildValue("(ddd)", lo, mean, sd);
+        }
+    }
+    Py_XDECREF(ptr), Py_XDECREF(num), Py_XDECREF(dt), Py_XDECREF(dts), Py_XDECREF(dense), Py_XDECREF(dev);
+    return r;
+}
+
+static PyMethodDef kRedrawStats = {"stats", redraw_stats, METH_VARARGS, NULL};
 static PyMethodDef kRedrawDraw = {"draw", redraw_draw, METH_VARARGS, NULL};
 
 /* The draw function for seed, or NULL with the Python error pending. */
@@ -390,11 +407,12 @@ json_t *cmd_redraw_weights(worker *w, const json_t *cmd) {
     if (!mod) return fail_python("python", "preparing the weight redraw");
     if (!w->weights0) w->weights0 = PyObject_CallMethod(mod, "snapshot", "O", w->model);
     PyObject *draw = w->weights0 && !restore ? redraw_drawer(w, (unsigned long long)json_integer_value(sj)) : NULL;
+    PyObject *stats = draw ? PyCFunction_New(&kRedrawStats, NULL) : NULL;
     PyObject *res = !w->weights0      ? NULL
                     : restore         ? PyObject_CallMethod(mod, "restore", "OO", w->model, w->weights0)
-                    : draw            ? PyObject_CallMethod(mod, "redraw", "OOO", w->model, w->weights0, draw)
+                    : stats           ? PyObject_CallMethod(mod, "redraw", "OOOO", w->model, w->weights0, draw, stats)
                                       : NULL;
-    Py_XDECREF(draw);
+    Py_XDECREF(draw), Py_XDECREF(stats);
     Py_DECREF(mod);
     long long redrawn = 0, kept = 0;
     int parsed = res && PyArg_ParseTuple(res, "LL", &redrawn, &kept);

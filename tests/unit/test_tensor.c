@@ -169,6 +169,29 @@ int main(void) {
     CHECK(kbv_bf16_to_float(0x3f80) == 1.0f);
     CHECK(kbv_bf16_to_float(0xc0a0) == -5.0f);
 
+    /* The redraw's statistics (kbv_weight_stats): what is kept, a constant, a weight. */
+    {
+        double lo, mean, sd;
+        float w[6] = {1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.5f};
+        CHECK(kbv_weight_stats(w, KBV_DT_F32, 6, &lo, &mean, &sd) == KBV_WSTATS_NORMAL);
+        CHECK(lo == 1.0 && fabs(mean - 21.5 / 6) < 1e-12);
+        double ss = 0;
+        for (int i = 0; i < 6; i++) ss += (w[i] - 21.5 / 6) * (w[i] - 21.5 / 6);
+        CHECK(fabs(sd - sqrt(ss / 5)) < 1e-12); /* unbiased, as torch's std */
+        float ones[4] = {1, 1, 1, 1}, mask[4] = {0, 1, 1, 0}, inf[3] = {1.5f, INFINITY, 2.5f}, nan[2] = {NAN, 0.5f};
+        CHECK(kbv_weight_stats(ones, KBV_DT_F32, 4, &lo, &mean, &sd) == KBV_WSTATS_CONST && lo == 1.0);
+        CHECK(kbv_weight_stats(ones, KBV_DT_F32, 1, &lo, &mean, &sd) == KBV_WSTATS_CONST);
+        CHECK(kbv_weight_stats(mask, KBV_DT_F32, 4, &lo, &mean, &sd) == KBV_WSTATS_KEEP); /* integral, not all equal */
+        CHECK(kbv_weight_stats(inf, KBV_DT_F32, 3, &lo, &mean, &sd) == KBV_WSTATS_KEEP);
+        CHECK(kbv_weight_stats(nan, KBV_DT_F32, 2, &lo, &mean, &sd) == KBV_WSTATS_KEEP);
+        CHECK(kbv_weight_stats(w, KBV_DT_F32, 0, &lo, &mean, &sd) == KBV_WSTATS_KEEP);
+        CHECK(kbv_weight_stats(w, KBV_DT_I32, 6, &lo, &mean, &sd) == KBV_WSTATS_KEEP); /* not floating */
+        uint16_t h[3] = {0x3c00, 0xc000, 0x3800}; /* 1, -2, 0.5 in float16 */
+        CHECK(kbv_weight_stats(h, KBV_DT_F16, 3, &lo, &mean, &sd) == KBV_WSTATS_NORMAL && lo == -2.0 && fabs(mean + 0.5 / 3) < 1e-12);
+        double d[3] = {-0.25, 0.25, 0.75};
+        CHECK(kbv_weight_stats(d, KBV_DT_F64, 3, &lo, &mean, &sd) == KBV_WSTATS_NORMAL && lo == -0.25 && fabs(sd - 0.5) < 1e-12);
+    }
+
     /* Shapes too large for memory are refused, not allocated. */
     int64_t huge[2] = {INT64_C(1) << 40, INT64_C(1) << 40};
     CHECK(kbv_tensor_alloc(&t, KBV_DT_F32, 2, huge, &err) == -1);
