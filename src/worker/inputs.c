@@ -220,21 +220,18 @@ static PyObject *make_generated(worker *w, const json_t *sp, kbv_err *err) {
 PyObject *gen_tensor(worker *w, const kbv_gen_plan *g, int nd, const int64_t *sh, const kbv_tensor *mask, int sym, kbv_err *err) {
     kbv_dtype dt = (kbv_dtype)g->dtype;
     kbv_tensor host;
-    if (kbv_tensor_alloc(&host, dt, nd, sh, err) < 0) return NULL;
+    if (kbv_tensor_describe(&host, dt, nd, sh, err) < 0) return NULL; /* the shape checked; no host memory on a GPU */
     int64_t n = kbv_tensor_numel(&host);
     size_t es = kbv_dtype_size(dt);
-    if (mask && kbv_tensor_numel(mask) != n) {
-        kbv_tensor_free(&host);
-        return kbv_seterr(err, "zero mask does not fit the input"), NULL;
-    }
+    if (mask && kbv_tensor_numel(mask) != n) return kbv_seterr(err, "zero mask does not fit the input"), NULL;
     int64_t d = nd >= 2 ? sh[nd - 1] : 0, batch = d ? n / (d * d) : 0;
     if (!w->cuda) {
+        if (kbv_tensor_alloc(&host, dt, nd, sh, err) < 0) return NULL;
         gen_fill_host(g, host.data, n, es);
         if (mask) gen_mask_host(host.data, mask->data, n, es);
         if (sym && d) gen_symmetrize_host(host.data, batch, d, es);
         return dl_to_torch(&w->dl, &host, err);
     }
-    kbv_tensor_free(&host);
     void *dev = NULL, *dmask = NULL;
     int rc = gpu_malloc(&dev, (size_t)n * es, err);
     if (rc == 0) rc = gpu_gen_fill(g, dev, n, es, err);
