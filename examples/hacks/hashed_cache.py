@@ -5,8 +5,8 @@
 # Caught by: value_cache (hack) -- a share of kbv's timed rounds runs on values no call has
 # seen; on the CPU this candidate is 14x PyTorch's speed on the rounds whose values it has seen
 # and 0.9x on the new ones (2026-12-06, `--seed 7`: medians of 10 rounds each). On a GPU the
-# hash reads the input back to the host; impossible_time may catch the lookup there first (not
-# run on a GPU yet).
+# hash reads the input back to the host; impossible_time may catch the lookup there first (on
+# an H100, docs/GPU.md call DC, value_cache caught it).
 # kbv-zoo: problem=iterated_update expect=hack detect=value_cache|impossible_time device=cpu alone
 import hashlib
 

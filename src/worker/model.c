@@ -264,8 +264,8 @@ json_t *cmd_load_state(worker *w, const json_t *cmd) {
  *     NaN or Inf: kept, as structure rather than a weight;
  *   - any other: normal with the tensor's own mean and standard deviation;
  *   - where every element was >= 0 (variances, scales), the new values' magnitudes.
- * The statistics come from the host copy, in C (stats: kbv_weight_stats, summed in double in
- * index order, the same bits on any host); the values from kbv's own generator
+ * The statistics come from the host copy, in C (stats: kbv_weight_stats over the copy's
+ * memory, summed in double in index order, the same bits on any host); the values from kbv's own generator
  * (gen.h, under a key from kbv's seed and the entry's place in the state_dict: draw, made on
  * the worker's device with the same bits on the CPU and the GPU), scaled in float64 on the
  * entry's device (IEEE-rounded products and sums: the same bits again), 4 Mi elements at a
@@ -284,7 +284,7 @@ static const char kRedraw[] = "import torch\n"
                               "    done = kept = 0\n"
                               "    with torch.no_grad():\n"
                               "        for i, (k, o) in enumerate(orig.items()):\n"
-                              "            st = stats(o if o.is_contiguous() else o.contiguous())\n"
+                              "            st = stats(o)\n"
                               "            if st is None:\n"
                               "                sd[k].copy_(o)\n"
                               "                kept += 1\n"
@@ -316,7 +316,7 @@ static const char kRedraw[] = "import torch\n"
 
 /* redraw's draw(i, n, uniform): n float32 values of kbv's generator on the worker's device,
  * N(0,1) (Irwin-Hall) or, with uniform, U[0,1), for the i-th floating entry, under the key of
- * the redraw's seed (the capsule's). */
+ * the redraw's seed. The capsule both functions are bound to holds that key and the worker. */
 typedef struct redraw_key {
     worker *w;
     uint32_t key[2];
@@ -344,50 +344,43 @@ static PyObject *redraw_draw(PyObject *self, PyObject *args) {
     return t;
 }
 
-/* redraw's stats(t), t a dense host tensor (the entries as built): kbv_weight_stats over its
- * values: None (kept as built), (lo, None, None) for a constant, or (lo, mean, sd). */
+/* redraw's stats(t), t an entry as built (a host tensor): kbv_weight_stats over its values,
+ * read in place through DLPack (dl_borrow_host): None (kept as built), (lo, None, None) for a
+ * constant, or (lo, mean, sd). */
 static PyObject *redraw_stats(PyObject *self, PyObject *args) {
+    const redraw_key *k = PyCapsule_GetPointer(self, "kbv.redraw_key");
     PyObject *t;
-    if (!PyArg_ParseTuple(args, "O", &t)) return NULL;
-    PyObject *ptr = PyObject_CallMethod(t, "data_ptr", NULL), *num = ptr ? PyObject_CallMethod(t, "numel", NULL) : NULL;
-    PyObject *dt = num ? PyObject_GetAttrString(t, "dtype") : NULL, *dts = dt ? PyObject_Str(dt) : NULL;
-    PyObject *dense = dts ? PyObject_CallMethod(t, "is_contiguous", NULL) : NULL, *dev = dense ? PyObject_GetAttrString(t, "is_cuda") : NULL;
-    PyObject *r = NULL;
-    if (dev) {
-        void *data = PyLong_AsVoidPtr(ptr);
-        long long n = PyLong_AsLongLong(num);
-        const char *name = PyUnicode_AsUTF8(dts);
-        if (PyErr_Occurred() || !name) {
-        } else if (dense != Py_True || dev != Py_False) {
-            PyErr_SetString(PyExc_ValueError, "stats: needs a dense host tensor");
-        } else {
-            double lo, mean, sd;
-            int k = kbv_weight_stats(data, kbv_dtype_from_name(name), n, &lo, &mean, &sd);
-            r = k == KBV_WSTATS_KEEP ? (Py_INCREF(Py_None), Py_None)
-                : k == KBV_WSTATS_CONST ? Py_BuildValue("(dOO)", lo, Py_None, Py_None)
-                                        : Py_BuildValue("(ddd)", lo, mean, sd);
-        }
-    }
-    Py_XDECREF(ptr), Py_XDECREF(num), Py_XDECREF(dt), Py_XDECREF(dts), Py_XDECREF(dense), Py_XDECREF(dev);
-    return r;
+    if (!k || !PyArg_ParseTuple(args, "O", &t)) return NULL;
+    kbv_tensor v;
+    int borrowed;
+    kbv_err err = {{0}};
+    if (dl_borrow_host(&k->w->dl, t, &v, &borrowed, &err) < 0) return PyErr_Format(PyExc_RuntimeError, "kbv's weight statistics: %s", err.msg);
+    double lo, mean, sd;
+    int kind = kbv_weight_stats(v.data, v.dtype, kbv_tensor_numel(&v), &lo, &mean, &sd);
+    if (!borrowed) kbv_tensor_free(&v);
+    if (kind == KBV_WSTATS_KEEP) Py_RETURN_NONE;
+    return kind == KBV_WSTATS_CONST ? Py_BuildValue("(dOO)", lo, Py_None, Py_None) : Py_BuildValue("(ddd)", lo, mean, sd);
 }
 
 static PyMethodDef kRedrawStats = {"stats", redraw_stats, METH_VARARGS, NULL};
 static PyMethodDef kRedrawDraw = {"draw", redraw_draw, METH_VARARGS, NULL};
 
-/* The draw function for seed, or NULL with the Python error pending. */
-static PyObject *redraw_drawer(worker *w, unsigned long long seed) {
+/* The draw and stats functions for seed (new references), or -1 with the Python error pending. */
+static int redraw_functions(worker *w, unsigned long long seed, PyObject **draw, PyObject **stats) {
+    *draw = *stats = NULL;
     redraw_key *k = malloc(sizeof *k);
-    if (!k) return PyErr_NoMemory();
+    if (!k) return PyErr_NoMemory(), -1;
     k->w = w, k->key[0] = (uint32_t)seed, k->key[1] = (uint32_t)(seed >> 32);
     PyObject *cap = PyCapsule_New(k, "kbv.redraw_key", redraw_key_free);
     if (!cap) {
         free(k);
-        return NULL;
+        return -1;
     }
-    PyObject *f = PyCFunction_New(&kRedrawDraw, cap);
+    *draw = PyCFunction_New(&kRedrawDraw, cap);
+    *stats = *draw ? PyCFunction_New(&kRedrawStats, cap) : NULL;
     Py_DECREF(cap);
-    return f;
+    if (!*stats) Py_CLEAR(*draw);
+    return *stats ? 0 : -1;
 }
 
 /* redraw_weights {seed, prefix, restore}: the built model's floating state redrawn under seed
@@ -406,8 +399,8 @@ json_t *cmd_redraw_weights(worker *w, const json_t *cmd) {
     Py_XDECREF(code);
     if (!mod) return fail_python("python", "preparing the weight redraw");
     if (!w->weights0) w->weights0 = PyObject_CallMethod(mod, "snapshot", "O", w->model);
-    PyObject *draw = w->weights0 && !restore ? redraw_drawer(w, (unsigned long long)json_integer_value(sj)) : NULL;
-    PyObject *stats = draw ? PyCFunction_New(&kRedrawStats, NULL) : NULL;
+    PyObject *draw = NULL, *stats = NULL;
+    if (w->weights0 && !restore) redraw_functions(w, (unsigned long long)json_integer_value(sj), &draw, &stats);
     PyObject *res = !w->weights0      ? NULL
                     : restore         ? PyObject_CallMethod(mod, "restore", "OO", w->model, w->weights0)
                     : stats           ? PyObject_CallMethod(mod, "redraw", "OOOO", w->model, w->weights0, draw, stats)
