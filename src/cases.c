@@ -424,7 +424,7 @@ static int state_print(const reply_values *st, char *hex, kbv_err *err) {
         }
         kbv_tensor t;
         if (kbv_tensor_load(&t, v->path, err) < 0) return -1;
-        h = h * 0x100000001b3ull + gen_fingerprint_host(t.data, (uint64_t)kbv_tensor_numel(&t) * kbv_dtype_size(t.dtype));
+        h = h * 0x100000001b3ull + gen_fingerprint_host(t.data, t.nbytes);
         kbv_tensor_free(&t);
     }
     snprintf(hex, 17, "%016llx", (unsigned long long)h);
