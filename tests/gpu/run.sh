@@ -71,15 +71,15 @@ done
 if [ -z "${1:-}" ]; then
     for pc in "tests/fixtures/weights/norm_stack.py tests/fixtures/weights/norm_stack_honest.py" \
         "examples/problems/linear_relu.py examples/candidates/linear_relu/honest_cpu.py"; do
-        set -- $pc
+        read -r prob cand <<<"$pc"
+        name=$(basename "$prob" .py)
         for d in cpu cuda; do
-            TMPDIR=$tmp "$KBV" eval "$1" "$2" --device $d --seed 2026 --cases 1 --library-only info --no-timing --quiet \
-                --json "$tmp/redraw_$d.json" >/dev/null 2>&1
+            TMPDIR=$tmp "$KBV" eval "$prob" "$cand" --device $d --seed 2026 --cases 1 --library-only info --no-timing --quiet \
+                --json "$tmp/redraw_${name}_$d.json" >/dev/null 2>&1
         done
-        c=$(jq -r '.weights.print' "$tmp/redraw_cpu.json" 2>/dev/null) g=$(jq -r '.weights.print' "$tmp/redraw_cuda.json" 2>/dev/null)
-        [ -n "$c" ] && [ "$c" != null ] && [ "$c" = "$g" ] && ok "the weight cases' redraw of $(basename "$1" .py) is the same on the CPU and the GPU ($c)" ||
-            not_ok "the redraw of $(basename "$1" .py) on the CPU and the GPU" "cpu $c, cuda $g: $(jq -c .weights "$tmp/redraw_cuda.json" 2>/dev/null)"
-        set --
+        c=$(jq -r '.weights.print' "$tmp/redraw_${name}_cpu.json" 2>/dev/null) g=$(jq -r '.weights.print' "$tmp/redraw_${name}_cuda.json" 2>/dev/null)
+        [ -n "$c" ] && [ "$c" != null ] && [ "$c" = "$g" ] && ok "the weight cases' redraw of $name is the same on the CPU and the GPU ($c)" ||
+            not_ok "the redraw of $name on the CPU and the GPU" "cpu $c, cuda $g: $(jq -c .weights "$tmp/redraw_${name}_cuda.json" 2>/dev/null)"
     done
 fi
 finish
