@@ -785,7 +785,7 @@ typedef struct run_times {
     double gpu_busy;           /* seconds some evaluation held a GPU's lock, summed over the GPUs */
     double gpu_alone;          /* ... of them, held alone (timing: kbv's, the standard and paper steps') */
     double slot_wait;          /* seconds free slots waited for their next entry's compile-ahead */
-    int ahead_jobs, ahead_started, ahead_built, ahead_failed, ahead_hits;
+    int ahead_jobs, ahead_started, ahead_built, ahead_failed, ahead_hits, ahead_peak, in_slot; /* peak: the most at once; in_slot: evaluations that compiled their own */
     double ahead_s; /* the compile-ahead workers' wall time, summed */
     pid_t pch;      /* kbv-worker --build-pch running in the background (--build fast on a GPU), or 0 */
     /* CPU seconds (user + system, wait4's rusage: each child with the descendants it waited
@@ -905,22 +905,24 @@ static void key_candidate(const char *key, char out[65]) {
 }
 
 /* Run the pending entries in child processes, nslots at a time, each admitted when its need
- * fits (admit.h) unless --no-admission; beside them, up to ahead_jobs() compile-ahead workers
- * for the entries after (one per candidate's bytes), each admitted like an evaluation, and
- * none while an evaluation waits for memory or scratch. An entry whose candidate is being
- * compiled ahead starts when that ends, so that no two loads of one candidate build at once;
- * meanwhile the slots take later entries. */
+ * fits (admit.h) unless --no-admission; beside them, compile-ahead workers for the entries
+ * after (one per candidate's bytes), each admitted like an evaluation, and none while an
+ * evaluation waits for memory or scratch. An entry whose candidate is being compiled ahead
+ * starts when that ends, so that no two loads of one candidate build at once; meanwhile the
+ * slots take later entries, but none that would compile its candidate in the slot: that
+ * compile goes to the pool, which may then be as wide as ahead_jobs() plus the slots not
+ * compiling their own (docs/results.md, "Compiling ahead"). */
 static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long long run_id, const int *pending, int npending, char (*keys)[300],
                      const run_item *items, int total, int done0, int *counts, ref_groups *groups, run_times *tm, kbv_err *err, int *kbv_errors) {
     int nslots = slot_count(o);
     if (nslots > 64) nslots = 64;
-    int nahead = ahead_jobs(o);
+    int nahead = ahead_jobs(o), amax = nahead ? nahead + nslots : 0; /* the pool's widest (below) */
     tm->ahead_jobs = nahead;
-    admit_eval ev[64], aev[64]; /* per slot: the child running there (pid 0: free); per compile slot */
+    admit_eval ev[64], aev[128]; /* per slot: the child running there (pid 0: free); per compile slot */
     memset(ev, 0, sizeof ev), memset(aev, 0, sizeof aev);
-    int slot_item[64], slot_q[64], aq[64], next = 0, anext = 0, running = 0, arunning = 0, done = done0, stored = 0, rc = 0;
+    int slot_item[64], slot_q[64], slot_builds[64], aq[128], next = 0, anext = 0, running = 0, arunning = 0, done = done0, stored = 0, rc = 0;
     int admission = !o->no_admission, blocked = 0, waiting = ADMIT_YES, nwaits = 0;
-    double t0 = kbv_now(), waited = 0, slot_wait_since = 0, astart[64];
+    double t0 = kbv_now(), waited = 0, slot_wait_since = 0, astart[128];
     kbv_admit adm;
     char cache[PATH_MAX];
     memset(&adm, 0, sizeof adm);
@@ -944,7 +946,8 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
     if (rc == 0) gpu_watch_init(gw, o, nslots), tm->ngpus = gw->n;
     if (rc == 0 && admission && admit_init(&adm, o->eval.scratch_base, groups->dir, cache_base, npending, (const char(*)[65])groups->sha, err) < 0)
         rc = -1;
-    if (rc == 0 && nahead && !o->quiet) fprintf(stderr, "kbv run: compiling ahead in up to %d worker(s) (--compile-jobs)\n", nahead);
+    if (rc == 0 && nahead && !o->quiet)
+        fprintf(stderr, "kbv run: compiling ahead in up to %d worker(s) (--compile-jobs), %d while no slot compiles its own\n", nahead, amax);
     while ((next < npending || running > 0) && rc == 0) {
         if (g_stop) { /* the running ones are killed below, as on an error */
             rc = RUN_INTERRUPTED;
@@ -967,13 +970,20 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
                     compiling = 1;
                     continue;
                 }
+                /* Passed over for an earlier entry's compile ahead, it would compile its own
+                 * candidate here (its bytes built nowhere yet): that compile goes to the pool,
+                 * at the pool's priority and in the manifest's order, and the slot takes the
+                 * first entry built. Compiled in the slot at the run's priority, it held the
+                 * slot and took the cores from the earlier entries' compiles ahead, which then
+                 * waited, built, for the slots (BENCHMARKS.md, call DD). */
+                if (compiling && nahead && csha[s][0] && state[first[s]] == AHEAD_NONE) continue;
                 int g = groups->group ? groups->group[s] : 0;
                 if (!admission) {
                     q = s;
                     break;
                 }
                 need = admit_need_running(&adm, ev, nslots, g);
-                admit_bytes avail = admit_available(&adm), left = admit_left(admit_left(avail, ev, nslots), aev, nahead);
+                admit_bytes avail = admit_available(&adm), left = admit_left(admit_left(avail, ev, nslots), aev, amax);
                 int why = admit_decide(&adm, ev, nslots, g, need, left, running || arunning);
                 if (why == ADMIT_YES) {
                     q = s;
@@ -1022,6 +1032,8 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
             if (wsince[q]) nwaits++, waited += wait_s;
             if (slot_wait_since) tm->slot_wait += kbv_now() - slot_wait_since, slot_wait_since = 0;
             if (state[first[q]] == AHEAD_BUILT) tm->ahead_hits++;
+            slot_builds[k] = csha[q][0] && state[first[q]] == AHEAD_NONE; /* its load compiles: its bytes built nowhere yet */
+            tm->in_slot += slot_builds[k];
             if (state[first[q]] == AHEAD_NONE) state[first[q]] = AHEAD_NOT; /* its bytes load in an evaluation now: none ahead */
             memset(&ev[k], 0, sizeof ev[k]);
             ev[k].pid = p, ev[k].problem = groups->group ? groups->group[q] : 0, ev[k].reserved = need;
@@ -1032,6 +1044,12 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
         /* Then the compile-aheads, for the entries after those started: not while an
          * evaluation waits for admission (it comes first), and each only when it fits. */
         if (anext < next) anext = next;
+        /* The pool: ahead_jobs() workers, and one more for each slot not compiling its own
+         * entry's candidate (a slot counts as compiling until its evaluation ends), so that
+         * the compiles at once are never more than the slots and ahead_jobs() together. */
+        int width = nahead;
+        for (int k = 0; nahead && k < nslots; k++) width += !(ev[k].pid && slot_builds[k]);
+        if (width > amax) width = amax;
         while (rc == 0 && nahead && waiting == ADMIT_YES && !blocked && anext < npending) {
             int q = anext, k = 0;
             if (first[q] != q || !csha[q][0] ||
@@ -1039,18 +1057,19 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
                 anext++;
                 continue;
             }
-            while (k < nahead && aev[k].pid) k++;
-            if (k == nahead) break;
+            if (arunning >= width) break;
+            while (k < amax && aev[k].pid) k++;
+            if (k == amax) break;
             /* No further ahead than the pool is wide: builds for entries the slots will not
              * reach for a long while only take CPU from the evaluations running now (on the
              * H200, 10 workers unbounded built some 30 entries while 8 slots finished 9). */
             int unstarted = 0; /* entries from next to anext not started yet (some after next may have been) */
             for (int u = next; u < anext; u++) unstarted += !(started[u] & ENTRY_STARTED);
-            if (unstarted >= nahead) break;
+            if (unstarted >= width) break;
             admit_bytes need = {0, 0};
             if (admission) {
                 need = admit_ahead_need(&adm);
-                admit_bytes left = admit_left(admit_left(admit_available(&adm), ev, nslots), aev, nahead);
+                admit_bytes left = admit_left(admit_left(admit_available(&adm), ev, nslots), aev, amax);
                 if (admit_check(need, left) != ADMIT_YES) break;
             }
             pid_t p = ahead_spawn(o, eo, &items[pending[q]], cache_base, err);
@@ -1062,6 +1081,7 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
             aev[k].pid = p, aev[k].problem = groups->group ? groups->group[q] : 0, aev[k].reserved = need;
             aq[k] = q, astart[k] = kbv_now(), state[q] = AHEAD_RUNNING;
             arunning++, anext++, tm->ahead_started++;
+            if (arunning > tm->ahead_peak) tm->ahead_peak = arunning;
         }
         if (rc < 0 || (running == 0 && arunning == 0)) break;
         int st = 0;
@@ -1069,7 +1089,7 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
         memset(&ru, 0, sizeof ru);
         pid_t p = wait4(-1, &st, WNOHANG, &ru);
         if (p == 0) { /* none ended: measure the running ones, then look again */
-            if (admission) admit_sample(&adm, ev, nslots), admit_sample(&adm, aev, nahead);
+            if (admission) admit_sample(&adm, ev, nslots), admit_sample(&adm, aev, amax);
             gpu_watch_sample(gw, tm);
             struct timespec ts = {0, (long)(ADMIT_TICK_S * 1e9)};
             nanosleep(&ts, NULL);
@@ -1082,7 +1102,7 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
         }
         gpu_watch_sample(gw, tm);
         if (p == tm->pch) tm->cpu_pch += kbv_rusage_seconds(&ru), pch_ended(o, tm, st);
-        for (int k = 0; k < nahead; k++) {
+        for (int k = 0; k < amax; k++) {
             if (aev[k].pid != p) continue;
             int built = WIFEXITED(st) && WEXITSTATUS(st) == AHEAD_EXIT_BUILT;
             state[aq[k]] = built ? AHEAD_BUILT : AHEAD_FAILED;
@@ -1125,7 +1145,7 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
     }
     for (int k = 0; k < nslots; k++) /* on an error: stop the others */
         if (ev[k].pid) kill(ev[k].pid, SIGKILL), waitpid(ev[k].pid, NULL, 0);
-    for (int k = 0; k < nahead; k++)
+    for (int k = 0; k < amax; k++)
         if (aev[k].pid) kill(aev[k].pid, SIGKILL), waitpid(aev[k].pid, NULL, 0);
     if (admission && nwaits && !o->quiet)
         fprintf(stderr, "kbv run: %d evaluation(s) waited for scratch, memory or their problem's first measurement, %.0f s in all\n", nwaits, waited);
@@ -1163,9 +1183,9 @@ static void times_report(const run_opts *o, const run_times *t, long long run_id
         json_object_set_new(j, "gpu_busy_share", share >= 0 ? json_real(share) : json_null());
         json_object_set_new(j, "gpu_alone_s", t->ngpus ? json_real(t->gpu_alone) : json_null());
         json_object_set_new(j, "compile_ahead",
-                            json_pack("{s:i, s:i, s:i, s:i, s:i, s:f, s:f}", "jobs", t->ahead_jobs, "started", t->ahead_started, "built",
-                                      t->ahead_built, "failed", t->ahead_failed, "hits", t->ahead_hits, "seconds", t->ahead_s, "slot_wait_s",
-                                      t->slot_wait));
+                            json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f}", "jobs", t->ahead_jobs, "peak", t->ahead_peak, "started",
+                                      t->ahead_started, "built", t->ahead_built, "failed", t->ahead_failed, "hits", t->ahead_hits, "in_slot",
+                                      t->in_slot, "seconds", t->ahead_s, "slot_wait_s", t->slot_wait));
         json_object_set_new(j, "cpu", c);
         c = NULL;
     } else {
@@ -1191,9 +1211,10 @@ static void times_report(const run_opts *o, const run_times *t, long long run_id
     else fprintf(stderr, "kbv run: GPU busy: not measured (%s)\n", on_gpu(o) ? "--jobs 1: no GPU lock" : "on the CPU");
     if (t->ahead_jobs)
         fprintf(stderr,
-                "kbv run: compiled ahead in %d worker(s): %d started, %d built, %d failed, %.0f s in all; %d evaluation(s) found theirs built; "
-                "slots waited %.0f s for compiles\n",
-                t->ahead_jobs, t->ahead_started, t->ahead_built, t->ahead_failed, t->ahead_s, t->ahead_hits, t->slot_wait);
+                "kbv run: compiled ahead in %d worker(s) (at most %d at once): %d started, %d built, %d failed, %.0f s in all; "
+                "%d evaluation(s) found theirs built, %d compiled their own; slots waited %.0f s for compiles\n",
+                t->ahead_jobs, t->ahead_peak, t->ahead_started, t->ahead_built, t->ahead_failed, t->ahead_s, t->ahead_hits, t->in_slot,
+                t->slot_wait);
     else fprintf(stderr, "kbv run: compiled ahead: none (--compile-jobs)\n");
     fprintf(stderr, "kbv run: CPU: ");
     if (host >= 0) fprintf(stderr, "the machine's %ld cores %.0f%% busy; ", cores, 100 * host);

@@ -32,13 +32,15 @@ cfold=$XDG_CACHE_HOME/kbv/torch_extensions/$(sha256sum "$E/candidates/relu/hones
 mkdir -p "$cfold/stale_build" "$tmp/victim"
 touch -d '3 hours ago' "$cfold/stale_build/lock" "$tmp/victim/lock"
 ln -s "$tmp/victim" "$cfold/linked_build"
-# Cold compile cache: the pipelined run builds both extensions ahead, two at once while the
-# cheap entry runs (with one worker the slot would pass over the candidate being compiled and
-# load the next one itself: results.md, "Admission").
+# Cold compile cache, one compile ahead (--compile-jobs 1): honest_cpp's builds while the cheap
+# entry runs. When that ends, the slot passes over honest_cpp (still compiling) but does not
+# compile the next entry's candidate itself: that compile goes to the pool, one wider while
+# the slot compiles nothing of its own (results.md, "Compiling ahead"). So both extensions
+# are built ahead and only the cheap entry loads its candidate in its slot.
 # Meanwhile, the nice value of every C++ compiler running (from /proc: no procps needed):
 # compiles ahead run 10 nicer than the run (results.md), so that they yield the CPU.
 base_ni=$(awk '{print $19}' /proc/$$/stat)
-"$KBV" run --manifest "$tmp/m.jsonl" --db "$tmp/p.db" $opts --jobs 1 --compile-jobs 2 --pycache always 2>"$tmp/p.err" &
+"$KBV" run --manifest "$tmp/m.jsonl" --db "$tmp/p.db" $opts --jobs 1 --compile-jobs 1 --pycache always 2>"$tmp/p.err" &
 kpid=$!
 : >"$tmp/ni.txt"
 while kill -0 $kpid 2>/dev/null; do
@@ -51,7 +53,7 @@ rc=$?
 want_ni=$((base_ni + 10 > 19 ? 19 : base_ni + 10))
 grep -qx -- "$want_ni" "$tmp/ni.txt" && ok "compiles ahead run at nice $want_ni (the run's $base_ni + 10)" ||
     not_ok "compiles ahead run nicer than the run" "nice values of cc1plus seen: $(sort "$tmp/ni.txt" | uniq -c | tr '\n' ' ')"
-grep -q "compiling ahead in up to 2 worker" "$tmp/p.err" && ok "the run says it compiles ahead" || not_ok "the run says it compiles ahead" "$(head -5 "$tmp/p.err")"
+grep -q "compiling ahead in up to 1 worker(s) (--compile-jobs), 2 while no slot compiles its own" "$tmp/p.err" && ok "the run says it compiles ahead" || not_ok "the run says it compiles ahead" "$(head -5 "$tmp/p.err")"
 [ ! -e "$cfold/stale_build/lock" ] && [ -f "$tmp/victim/lock" ] && ok "a stale build lock is removed; a linked build folder's is not followed" ||
     not_ok "stale locks" "$(ls -l "$cfold/stale_build" "$tmp/victim" 2>&1)"
 rm -f "$cfold/linked_build"
@@ -93,6 +95,9 @@ else
     [ "$(num .compile_ahead.started)" = 2 ] && [ "$(num .compile_ahead.built)" = 1 ] && [ "$(num .compile_ahead.failed)" = 1 ] &&
         ok "two compiles ahead (one per candidate's bytes): one built, one failed" || not_ok "compiles ahead" "$(num .compile_ahead)"
     [ "$(num .compile_ahead.hits)" = 2 ] && ok "both evaluations of the built candidate found it built" || not_ok "hits" "$(num .compile_ahead)"
+    [ "$(num .compile_ahead.in_slot)" = 1 ] && [ "$(num .compile_ahead.jobs)" = 1 ] && [ "$(num .compile_ahead.peak)" -ge 1 ] && [ "$(num .compile_ahead.peak)" -le 2 ] &&
+        ok "one compile in a slot (the first entry's); the later one went to the pool, which grew past --compile-jobs 1 (at most $(num .compile_ahead.peak) at once)" ||
+        not_ok "no compile in a slot while an earlier entry compiles ahead" "$(num .compile_ahead)"
     [ "$(num .gpu_busy_share)" = null ] && [ "$(num .gpu_alone_s)" = null ] && ok "no GPU busy share (or time held alone) on the CPU" || not_ok "no GPU busy share on the CPU" "$J"
     awk -v c="$(num .phases_s.candidate_load)" -v r="$(num .phases_s.reference)" 'BEGIN { exit !(c > 0 && r > 0) }' &&
         ok "summed phases (reference, candidate_load) are there" || not_ok "summed phases" "$(num .phases_s)"
@@ -118,7 +123,7 @@ else
         not_ok "the evaluation found the build done" "candidate_load $cl s, compiles ahead $(num .compile_ahead.seconds) s"
     fi
 fi
-grep -q "^kbv run: time: .* s wall, 4 evaluation(s) stored" "$tmp/p.err" && grep -q "^kbv run: compiled ahead in 2 worker(s): 2 started, 1 built, 1 failed" "$tmp/p.err" &&
+grep -q "^kbv run: time: .* s wall, 4 evaluation(s) stored" "$tmp/p.err" && grep -q "^kbv run: compiled ahead in 1 worker(s) (at most [12] at once): 2 started, 1 built, 1 failed, .* 2 evaluation(s) found theirs built, 1 compiled their own;" "$tmp/p.err" &&
     grep -q "^kbv run: GPU busy: not measured (on the CPU)" "$tmp/p.err" && grep -q "^kbv run: CPU: the machine's $(nproc) cores [0-9]*% busy; kbv and what it ran [0-9]* core-s" "$tmp/p.err" && ok "the end-of-run lines on stderr" || not_ok "the end-of-run lines" "$(tail -4 "$tmp/p.err")"
 grep -q "compiled ahead: none" "$tmp/s.err" && ok "--compile-jobs 0 compiles nothing ahead" || not_ok "--compile-jobs 0" "$(tail -3 "$tmp/s.err")"
 head -1 "$tmp/m.jsonl" >"$tmp/q.jsonl"
