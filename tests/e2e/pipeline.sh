@@ -150,6 +150,9 @@ n=$(count "$tmp/i2.db")
     not_ok "SIGINT with 2 slots" "exit $rc: $(tail -4 "$tmp/i2.db.err")"
 [ ! -e "$tmp/i2.db-wal" ] && [ "$(wc -l <"$tmp/i2.db.throughput.jsonl")" = 1 ] && ok "the database closed cleanly (no -wal left); the time report's JSON line written" ||
     not_ok "clean close" "$(ls "$tmp"/i2.db* 2>&1)"
+# (a killed evaluation's worker dies of its parent's death and may take a moment to go, a
+# sanitized one longer: up to 10 s, as below)
+for _ in $(seq 50); do [ -z "$(leftovers)" ] && break; sleep 0.2; done
 [ -z "$(leftovers)" ] && ok "no worker left after SIGINT" || not_ok "no worker left after SIGINT" "$(leftovers)"
 [ "$(pyc "$tmp/i2.db")" = "$ptree" ] && ok "the evaluations' own kbv processes (--jobs 2) give their workers the run's bytecode tree" ||
     not_ok "the children's bytecode tree" "[$(pyc "$tmp/i2.db")], want [$ptree]"
