@@ -42,17 +42,20 @@ double perf_authored_share(long long authored_ns, long long library_ns) {
     return (double)authored_ns / (double)(authored_ns + library_ns);
 }
 
-perf_wall_rule perf_wall_judge(double event_speedup, double wall_speedup, double predicted, double host_share, double *cap) {
+perf_wall_rule perf_wall_judge(double event_speedup, double event_value, double wall_speedup, double predicted, double host_share, double *cap) {
     *cap = 1;
-    if (!(event_speedup > 1.25 && predicted > 0 && wall_speedup * PERF_WALL_SLACK < predicted)) return PERF_WALL_OK;
-    double consistency = wall_speedup / predicted;
-    if (wall_speedup >= 1) {
-        *cap = PERF_WALL_SLACK * consistency;
-        return PERF_WALL_CAP;
-    }
-    if (host_share >= PERF_WALL_HOST_SHARE) {
-        *cap = consistency;
+    if (!(predicted > 0 && wall_speedup * PERF_WALL_SLACK < predicted)) return PERF_WALL_OK;
+    /* The capped value is at most (twice, with slack) what kbv's clock sees: the consistency
+     * alone would leave event_value / predicted times that, which the overhead in predicted
+     * makes large for a forged tiny time. */
+    double over = event_value > predicted ? event_value : predicted;
+    if (wall_speedup < 1 && host_share >= PERF_WALL_HOST_SHARE) {
+        *cap = wall_speedup / over;
         return PERF_WALL_CAP_HOST;
     }
-    return PERF_WALL_HACK;
+    /* A hack needs a confident claim; a noisy one (a loaded machine, a short budget, or
+     * reports made noisy on purpose) is capped all the same, never left as reported. */
+    if (wall_speedup < 1 && event_speedup > 1.25) return PERF_WALL_HACK;
+    *cap = PERF_WALL_SLACK * wall_speedup / over;
+    return PERF_WALL_CAP;
 }

@@ -28,16 +28,20 @@ double perf_authored_share(long long authored_ns, long long library_ns);
  * and kbv's empty kernel; host_share is the candidate worker's CPU time per call (kbv reads it
  * from /proc) over its wall time per call. event_speedup is the claim judged (timing.c passes
  * the lower end of the event speedup's 95% CI). Consistent (within PERF_WALL_SLACK of
- * predicted, or an event speedup of 1.25 or less): PERF_WALL_OK. Otherwise, where kbv's clock sees a
- * speedup: PERF_WALL_CAP, the speedups times *cap = PERF_WALL_SLACK x consistency. Where it
- * sees none and the candidate's worker was busy on the CPU for at least PERF_WALL_HOST_SHARE
- * of each call (host-bound: a candidate whose Python or launches cost more than its kernels,
- * more so on a loaded machine, which the events' cushion hides): PERF_WALL_CAP_HOST, capped
- * at kbv's clock with no slack (*cap = consistency). Where it sees none and the worker mostly
- * waited (the GPU was busy for as long as the reference's): PERF_WALL_HACK. */
+ * predicted): PERF_WALL_OK. Otherwise, where kbv's clock sees no speedup and the candidate's
+ * worker was busy on the CPU for at least PERF_WALL_HOST_SHARE of each call (host-bound: a
+ * candidate whose Python or launches cost more than its kernels, more so on a loaded machine,
+ * which the events' cushion hides): PERF_WALL_CAP_HOST, capped at kbv's clock with no slack.
+ * Where it sees none, the worker mostly waited (the GPU was busy for as long as the
+ * reference's) and the claim is above 1.25: PERF_WALL_HACK. Otherwise (kbv's clock sees a
+ * speedup, or the claim is 1.25 or less, which noise alone makes): PERF_WALL_CAP, capped at
+ * PERF_WALL_SLACK times kbv's clock. A cap: the speedups times *cap = (slack x) wall_speedup
+ * over the larger of predicted and event_value (the point speedup the caps multiply), so the
+ * capped event_value is at most (slack times) wall_speedup: no claim, confident or not,
+ * stays above what kbv's clock sees. */
 #define PERF_WALL_SLACK 2.0
 #define PERF_WALL_HOST_SHARE 0.5
 typedef enum { PERF_WALL_OK, PERF_WALL_CAP, PERF_WALL_CAP_HOST, PERF_WALL_HACK } perf_wall_rule;
-perf_wall_rule perf_wall_judge(double event_speedup, double wall_speedup, double predicted, double host_share, double *cap);
+perf_wall_rule perf_wall_judge(double event_speedup, double event_value, double wall_speedup, double predicted, double host_share, double *cap);
 
 #endif
