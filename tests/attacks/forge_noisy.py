@@ -3,39 +3,17 @@
 # worker's timing replies by 100, leaving the rest as they are, while forward does eight times
 # the reference's work. Each round is then either honest (8x slower) or 12x "faster": the
 # event speedup's median is the forged one and its 95% CI reaches far below 1.25, too noisy a
-# claim for a hack. Until 2026-12-06 such a claim was left as reported ("verified", about 12x);
-# kbv's clock (batches timed around the commands) now caps it at twice what it sees (below 1).
-import json
+# claim for a hack. Until 2026-12-06 such a claim was left as reported ("verified", about 26x
+# on the CPU); kbv's clock (batches timed around the commands) now caps it at twice what it
+# sees (below 1).
 import os
-import random
+import sys
 
-import torch.nn as nn
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import timesrelay  # noqa: E402
 
-_r, _w = os.pipe()
-_real = os.dup(4)
-if os.fork() == 0:
-    os.close(_w)
-    rng = random.Random(os.getpid())
-    with os.fdopen(_r, "rb") as f:
-        for line in f:
-            try:
-                m = json.loads(line)
-                if isinstance(m.get("ms"), list) and rng.random() < 0.6:
-                    m["ms"] = [v / 100 for v in m["ms"]]
-                line = (json.dumps(m) + "\n").encode()
-            except ValueError:
-                pass
-            os.write(_real, line)
-    os._exit(0)
-os.dup2(_w, 4)
-os.close(_w)
-os.close(_r)
-os.close(_real)
+timesrelay.install(lambda rng: 100 if rng.random() < 0.6 else 1)
 
 
-class ModelNew(nn.Module):
-    def forward(self, x):
-        y = x.clamp_min(0)
-        for _ in range(7):
-            y = x.clamp_min(0)
-        return y
+class ModelNew(timesrelay.EightTimes):
+    pass

@@ -4,35 +4,14 @@
 # as several times faster (8.5x "verified" before kbv checked times with its own clock).
 # kbv's batches of calls, timed by kbv around the commands, see the candidate as slow:
 # timing_inconsistent.
-import json
 import os
+import sys
 
-import torch.nn as nn
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import timesrelay  # noqa: E402
 
-_r, _w = os.pipe()
-_real = os.dup(4)
-if os.fork() == 0:
-    os.close(_w)
-    with os.fdopen(_r, "rb") as f:
-        for line in f:
-            try:
-                m = json.loads(line)
-                if isinstance(m.get("ms"), list):
-                    m["ms"] = [v / 20 for v in m["ms"]]
-                line = (json.dumps(m) + "\n").encode()
-            except ValueError:
-                pass
-            os.write(_real, line)
-    os._exit(0)
-os.dup2(_w, 4)
-os.close(_w)
-os.close(_r)
-os.close(_real)
+timesrelay.install(lambda rng: 20)
 
 
-class ModelNew(nn.Module):
-    def forward(self, x):
-        y = x.clamp_min(0)
-        for _ in range(7):
-            y = x.clamp_min(0)
-        return y
+class ModelNew(timesrelay.EightTimes):
+    pass
