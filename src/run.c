@@ -1047,9 +1047,8 @@ static int run_slots(const run_opts *o, const eval_opts *eo, kbv_db *db, long lo
         /* The pool: ahead_jobs() workers, and one more for each slot not compiling its own
          * entry's candidate (a slot counts as compiling until its evaluation ends), so that
          * the compiles at once are never more than the slots and ahead_jobs() together. */
-        int width = nahead;
+        int width = nahead; /* at most amax */
         for (int k = 0; nahead && k < nslots; k++) width += !(ev[k].pid && slot_builds[k]);
-        if (width > amax) width = amax;
         while (rc == 0 && nahead && waiting == ADMIT_YES && !blocked && anext < npending) {
             int q = anext, k = 0;
             if (first[q] != q || !csha[q][0] ||

@@ -753,8 +753,8 @@ static int stage_wall(timing *t, kbv_err *err) {
     pf->wall.host_share = pf->wall.cand_cpu_ms >= 0 && wc > 0 ? pf->wall.cand_cpu_ms / wc : -1;
     /* On the CPU the work itself is the worker's CPU time: host-bound says nothing there. */
     double f;
-    /* The event speedup that arms the rule is its CI's lower end: a claim noise alone makes
-     * (a loaded machine, a short budget) has a wide CI and arms nothing. */
+    /* The claim a hack needs is the event speedup's CI lower end: one noise alone makes (a
+     * loaded machine, a short budget) has a wide CI and is capped, never a hack. */
     double claim = pf->speedup.lo > 0 && pf->speedup.lo < pf->speedup.value ? pf->speedup.lo : pf->speedup.value;
     perf_wall_rule rule = perf_wall_judge(claim, pf->speedup.value, pf->wall.speedup, pf->wall.predicted, t->cuda ? pf->wall.host_share : -1, &f);
     if (rule == PERF_WALL_OK) return 0;
@@ -763,9 +763,9 @@ static int stage_wall(timing *t, kbv_err *err) {
      * Otherwise -- kbv's clock sees a speedup, but less than half of what the reports predict,
      * or the claim is too noisy for a hack -- the reports may be honest (a candidate whose
      * calls cost the CPU more than the events see: work before the start event, launches
-     * hidden by the cushion) or forged: the speedups are capped at what kbv's clock supports
-     * (PERF_WALL_SLACK times the consistency), an info finding says so, and the result keeps
-     * its verdict. Where it sees none but the worker was busy on the CPU (host-bound), the
+     * hidden by the cushion) or forged: the speedups are capped at PERF_WALL_SLACK times what
+     * kbv's clock sees (perf_wall_judge), an info finding says so, and the result keeps its
+     * verdict. Where it sees none but the worker was busy on the CPU (host-bound), the
      * speedups are capped at kbv's clock itself. */
     json_t *ev = json_pack("{s:f, s:f, s:f, s:f, s:o}", "wall_speedup", pf->wall.speedup, "predicted", pf->wall.predicted, "event_speedup",
                            pf->speedup.value, "overhead_ms", we, "host_share", pf->wall.host_share >= 0 ? json_real(pf->wall.host_share) : json_null());

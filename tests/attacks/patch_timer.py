@@ -3,18 +3,17 @@
 # kbv's timers are C (CUDA events on its own stream, or clock_gettime on the CPU) and its
 # batches run on kbv's clock: the candidate is timed as the slow kernel it is (verified,
 # no speedup above 1, and the guard reports the patched clocks: torch_patched).
+import os
+import sys
 import time
 
-import torch.nn as nn
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import timesrelay  # noqa: E402  (its 8x ReLU only: no relay)
 
 for name in ("perf_counter", "time", "monotonic"):
     f = getattr(time, name)
     setattr(time, name, lambda f=f: f() / 20)
 
 
-class ModelNew(nn.Module):
-    def forward(self, x):
-        y = x.clamp_min(0)
-        for _ in range(7):
-            y = x.clamp_min(0)
-        return y
+class ModelNew(timesrelay.EightTimes):
+    pass

@@ -3,7 +3,8 @@
 # the worker reports. Imported, install() forks a relay process that sits between the worker
 # and kbv on the reply descriptor (fd 4) and divides the times ("ms") of each reply by what
 # divisor(rng) says (1: as they were). EightTimes is a ReLU that does eight times the
-# reference's work: an honest answer, slower than the reference.
+# reference's work: an honest answer, slower than the reference (patch_timer's too, which
+# imports this module for it alone).
 import json
 import os
 import random

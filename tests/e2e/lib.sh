@@ -38,3 +38,10 @@ leftovers() {
         case "$(readlink "/proc/$p/cwd" 2>/dev/null)" in "$TMPDIR" | "$TMPDIR"/*) echo "$p" ;; esac
     done
 }
+# leftovers after a stop: a worker of an evaluation killed at a stop dies of its parent's
+# death (SIGKILL) and may take a moment to go, a sanitized one longer: up to 10 s.
+leftovers_after_stop() {
+    local _
+    for _ in $(seq 50); do [ -z "$(leftovers)" ] && break; sleep 0.2; done
+    leftovers
+}

@@ -150,10 +150,8 @@ n=$(count "$tmp/i2.db")
     not_ok "SIGINT with 2 slots" "exit $rc: $(tail -4 "$tmp/i2.db.err")"
 [ ! -e "$tmp/i2.db-wal" ] && [ "$(wc -l <"$tmp/i2.db.throughput.jsonl")" = 1 ] && ok "the database closed cleanly (no -wal left); the time report's JSON line written" ||
     not_ok "clean close" "$(ls "$tmp"/i2.db* 2>&1)"
-# (a killed evaluation's worker dies of its parent's death and may take a moment to go, a
-# sanitized one longer: up to 10 s, as below)
-for _ in $(seq 50); do [ -z "$(leftovers)" ] && break; sleep 0.2; done
-[ -z "$(leftovers)" ] && ok "no worker left after SIGINT" || not_ok "no worker left after SIGINT" "$(leftovers)"
+left=$(leftovers_after_stop)
+[ -z "$left" ] && ok "no worker left after SIGINT" || not_ok "no worker left after SIGINT" "$left"
 [ "$(pyc "$tmp/i2.db")" = "$ptree" ] && ok "the evaluations' own kbv processes (--jobs 2) give their workers the run's bytecode tree" ||
     not_ok "the children's bytecode tree" "[$(pyc "$tmp/i2.db")], want [$ptree]"
 "$KBV" run --manifest "$tmp/i.jsonl" --db "$tmp/i2.db" $opts --jobs 2 --resume 2>"$tmp/i2r.err"
@@ -172,11 +170,8 @@ rc=$?
 grep -q "^kbv run: stopped by SIGINT" "$tmp/to.err" && grep -q "^kbv run: time: " "$tmp/to.err" && [ ! -e "$tmp/to.db-wal" ] &&
     ok "timeout -s INT (two SIGINTs at once): the run stops cleanly, summary and time report (timeout's exit $rc)" ||
     not_ok "timeout -s INT" "exit $rc: $(cat "$tmp/to.err"); $(ls "$tmp"/to.db* 2>&1 | tr '\n' ' ')"
-# Nothing left behind: no worker, no torch build lock in the compile cache. (A worker of an
-# evaluation killed at a stop dies of its parent's death, SIGKILL, and may take a moment to
-# go, a sanitized one longer: up to 10 s.)
-for _ in $(seq 50); do [ -z "$(leftovers)" ] && break; sleep 0.2; done
-left=$(leftovers)
+# Nothing left behind: no worker, no torch build lock in the compile cache.
+left=$(leftovers_after_stop)
 [ -z "$left" ] && ok "no worker left" || not_ok "no worker left" "$left: $(for p in $left; do tr '\0' ' ' </proc/$p/cmdline; done)"
 locks=$(find "$XDG_CACHE_HOME" -name lock 2>/dev/null)
 [ -z "$locks" ] && ok "no build lock left in the compile cache" || not_ok "no build lock left" "$locks"
