@@ -106,7 +106,7 @@ while IFS= read -r line; do
         # what a verdict decided by timing rests on, so that a failure on a loaded machine says why
         why="verdict $got (exit $rc), expected $want; $(jq -r .errors "$tmp/$name.json" 2>/dev/null | tail -c 600) $(tail -c 300 "$tmp/$name.err"); flags: $(jq -c '[.flags[].id]' "$tmp/$name.json" 2>/dev/null); timing: $(jq -c '.timing | if . == null then null else {stop, note, rounds, speedup: .speedup, wall: (.wall // null)} end' "$tmp/$name.json" 2>/dev/null | cut -c1-700)"
     elif ! jq -e "$evidence" "$tmp/$name.json" >/dev/null 2>&1; then
-        why="verdict $got but the evidence does not satisfy: $evidence; errors: $(jq -r .errors "$tmp/$name.json" | tail -c 600); flags: $(jq -c '[.flags[].id]' "$tmp/$name.json")"
+        why="verdict $got but the evidence does not satisfy: $evidence; errors: $(jq -r .errors "$tmp/$name.json" | tail -c 600); flags: $(jq -c '[.flags[].id]' "$tmp/$name.json"); speedup: $(jq -c '.speedup' "$tmp/$name.json"); wall: $(jq -c '.timing.wall' "$tmp/$name.json" 2>/dev/null | cut -c1-400)"
     elif [ -n "$left" ]; then
         why="processes left behind: $(echo $left | cut -c1-300)"
     elif [ "$name" = network ] && [ -e "$tmp/net/CONNECTED" ]; then
