@@ -42,6 +42,12 @@ double perf_authored_share(long long authored_ns, long long library_ns) {
     return (double)authored_ns / (double)(authored_ns + library_ns);
 }
 
+double perf_wall_predict(double overhead, double t_ref, double t_cand, double value) {
+    if (!(t_ref > 0 && t_cand > 0) || overhead < 0) return 0;
+    if (value > 0 && t_ref / value < t_cand) t_cand = t_ref / value;
+    return (overhead + t_ref) / (overhead + t_cand);
+}
+
 perf_wall_rule perf_wall_judge(double event_speedup, double event_value, double wall_speedup, double predicted, double host_share, double *cap) {
     *cap = 1;
     if (!(predicted > 0 && wall_speedup * PERF_WALL_SLACK < predicted)) return PERF_WALL_OK;

@@ -24,9 +24,8 @@ void perf_ratio(const double *num, const double *den, int n, uint64_t seed, kbv_
 double perf_authored_share(long long authored_ns, long long library_ns);
 
 /* kbv's own clock (timing.c stage_wall, docs/timing.md): what the batched wall-time speedup
- * says of the event-timed one. predicted is (o + t_ref) / (o + t_cand) from the event medians
- * and kbv's empty kernel; host_share is the candidate worker's CPU time per call (kbv reads it
- * from /proc) over its wall time per call. event_speedup is the claim judged (timing.c passes
+ * says of the event-timed one. predicted is perf_wall_predict's (below); host_share is the
+ * candidate worker's CPU time per call (kbv reads it from /proc) over its wall time per call. event_speedup is the claim judged (timing.c passes
  * the lower end of the event speedup's 95% CI). Consistent (within PERF_WALL_SLACK of
  * predicted): PERF_WALL_OK. Otherwise, where kbv's clock sees no speedup and the candidate's
  * worker was busy on the CPU for at least PERF_WALL_HOST_SHARE of each call (host-bound: a
@@ -41,6 +40,12 @@ double perf_authored_share(long long authored_ns, long long library_ns);
  * stays above what kbv's clock sees. */
 #define PERF_WALL_SLACK 2.0
 #define PERF_WALL_HOST_SHARE 0.5
+/* What kbv's clock should see, from the event figures: (o + t_ref) / (o + t_cand), o the empty
+ * kernel's time per call, t_cand the smaller of the candidate's event median and t_ref / value
+ * (value: the published event speedup, the median of per-round ratios). A forger whose medians
+ * land honest while its per-round ratios do not is judged by what it publishes. 0 when a figure
+ * is missing. */
+double perf_wall_predict(double overhead, double t_ref, double t_cand, double value);
 typedef enum { PERF_WALL_OK, PERF_WALL_CAP, PERF_WALL_CAP_HOST, PERF_WALL_HACK } perf_wall_rule;
 perf_wall_rule perf_wall_judge(double event_speedup, double event_value, double wall_speedup, double predicted, double host_share, double *cap);
 

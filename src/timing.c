@@ -684,9 +684,10 @@ static int wall_batch(timing *t, kbv_proc *p, int arm, int empty, int cmds, int 
  * of each batch, timed by kbv around the commands, interleaved pair by pair, and kbv's empty
  * kernel the same way in the reference's worker (the per-call cost of a command and a
  * launch: IPC, Python, the launch). The event-timed speedup must agree with the one this
- * clock sees, allowing for that overhead: (o + t_ref) / (o + t_cand), within a factor of
- * PERF_WALL_SLACK (perf_wall_judge, perf.c). A candidate that reports times it did not take (a rewritten reply, a patched
- * timer) is faster in its reports than in kbv's clock. One call in each candidate batch, drawn
+ * clock sees, allowing for that overhead: (o + t_ref) / (o + t_cand) (perf_wall_predict,
+ * with t_cand never above what the published speedup implies), within a factor of
+ * PERF_WALL_SLACK (perf_wall_judge, perf.c). A candidate that reports times it did not take
+ * (a rewritten reply, a patched timer) is faster in its reports than in kbv's clock. One call in each candidate batch, drawn
  * after its command returned, is checked against the oracle, so the batch must do the work.
  * 0, 1 (the candidate failed), -1 (kbv's failure); the reference failing leaves no figure. */
 static int stage_wall(timing *t, kbv_err *err) {
@@ -740,7 +741,7 @@ static int stage_wall(timing *t, kbv_err *err) {
     pf->wall.measured = 1;
     pf->wall.cand_ms = wc, pf->wall.ref_ms = wr, pf->wall.overhead_ms = we;
     pf->wall.speedup = wc > 0 ? wr / wc : 0;
-    pf->wall.predicted = (we + t_ref) / (we + t_cand);
+    pf->wall.predicted = perf_wall_predict(we, t_ref, t_cand, pf->speedup.value);
     pf->wall.consistency = pf->wall.predicted > 0 ? pf->wall.speedup / pf->wall.predicted : 0;
     /* The candidate worker's busy time per call (its threads running or ready to run), from the
      * kernel's accounting: how much of its wall time per call it spent on the CPU (Python,

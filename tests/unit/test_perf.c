@@ -65,5 +65,18 @@ int main(void) {
     /* host-bound with a small claim: capped at kbv's clock itself */
     CHECK(perf_wall_judge(1.0, 1.0, 0.4, 1.0, 0.9, &cap) == PERF_WALL_CAP_HOST && fabs(cap - 0.4) < 1e-12);
 
+    /* what kbv's clock should see: from the event medians, or from the published speedup
+     * (the median of per-round ratios) where that claims more. forge_noisy once (CI,
+     * 2026-12-06) published 1.03x (95% CI 0.05-68) while its median time landed honest: kbv's
+     * clock saw 0.29x, the medians predicted 0.30x (consistent), and 1.03x stood "verified" */
+    CHECK(fabs(perf_wall_predict(0.05, 1.0, 3.4, 0.0) - 1.05 / 3.45) < 1e-12);
+    CHECK(fabs(perf_wall_predict(0.05, 1.0, 3.4, 1.03) - 1.05 / (0.05 + 1.0 / 1.03)) < 1e-12);
+    CHECK(perf_wall_judge(0.05, 1.03, 0.29, perf_wall_predict(0.05, 1.0, 3.4, 0.0), 0.0, &cap) == PERF_WALL_OK);
+    CHECK(perf_wall_judge(0.05, 1.03, 0.29, perf_wall_predict(0.05, 1.0, 3.4, 1.03), 0.0, &cap) == PERF_WALL_CAP && 1.03 * cap <= 2.0 * 0.29 + 1e-12);
+    /* an honest candidate: medians and ratios agree, the prediction is the medians' */
+    CHECK(fabs(perf_wall_predict(0.05, 1.0, 0.5, 1.9) - 1.05 / 0.55) < 1e-12);
+    /* a missing figure predicts nothing (stage_wall does not run then) */
+    CHECK(perf_wall_predict(0.05, 0.0, 0.5, 2.0) == 0 && perf_wall_predict(-1, 1.0, 0.5, 2.0) == 0);
+
     CHECK_DONE("perf");
 }
