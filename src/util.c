@@ -175,7 +175,9 @@ static void rm_below(int fd) {
                 continue;
             }
             if (unlinkat(fd, e->d_name, AT_REMOVEDIR) == 0) continue; /* already empty */
-            fchmodat(fd, e->d_name, 0700, 0);                         /* a folder the candidate closed: open it up */
+            /* A folder the candidate closed: open it up (gone meanwhile: next; refused: the
+             * openat below fails too, the folder stays and the caller's rmdir reports it). */
+            if (fchmodat(fd, e->d_name, 0700, 0) < 0 && errno == ENOENT) continue;
             int child = openat(fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             char *nm = child >= 0 ? strdup(e->d_name) : NULL;
             if (nm && depth == cap) {
