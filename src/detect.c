@@ -199,23 +199,32 @@ static long long min_bytes(const eval_ctx *c, const kept_case *k, const reply_pr
 
 /* A time below what the memory system allows is impossible: the work was not done in the
  * timed call. An excessive speedup alone is only information. */
+/* impossible_time where a reported median (of what: "" the timed calls, or the graph replays)
+ * is below the time it takes to move the call's bytes at the device's peak bandwidth. */
+static void below_floor(eval_ctx *c, const kept_case *k, double peak_gbs, double median_ms, const char *what) {
+    long long bytes = min_bytes(c, k, c->probe.inputs, c->probe.ninputs);
+    if (!(peak_gbs > 0 && bytes > 0 && median_ms > 0)) return;
+    double floor_ms = (double)bytes / (peak_gbs * 1e9) * 1e3;
+    if (median_ms < floor_ms)
+        result_add_finding(c->r, FIND_IMPOSSIBLE_TIME,
+                           json_pack("{s:I, s:f, s:f, s:f, s:s}", "bytes", (json_int_t)bytes, "peak_gbs", peak_gbs, "floor_ms", floor_ms, "median_ms",
+                                     median_ms, "arm", *what ? "graph" : "model"),
+                           "%.4g ms%s is below the %.4g ms it takes just to move the call's %lld bytes at %.0f GB/s", median_ms, what, floor_ms,
+                           bytes, peak_gbs);
+}
+
 void detect_roofline(eval_ctx *c, const kept_case *k, double peak_gbs) {
     kbv_result *r = c->r;
     const kbv_perf *pf = &r->perf;
     if (!pf->measured) return;
-    long long bytes = min_bytes(c, k, c->probe.inputs, c->probe.ninputs);
-    if (peak_gbs > 0 && bytes > 0) {
-        double floor_ms = (double)bytes / (peak_gbs * 1e9) * 1e3;
-        if (pf->cand.median < floor_ms)
-            result_add_finding(r, FIND_IMPOSSIBLE_TIME,
-                               json_pack("{s:I, s:f, s:f, s:f}", "bytes", (json_int_t)bytes, "peak_gbs", peak_gbs, "floor_ms", floor_ms, "median_ms",
-                                         pf->cand.median),
-                               "%.4g ms is below the %.4g ms it takes just to move the call's %lld bytes at %.0f GB/s", pf->cand.median, floor_ms,
-                               bytes, peak_gbs);
-    }
+    below_floor(c, k, peak_gbs, pf->cand.median, "");
     if (pf->speedup.value > 10)
         result_add_finding(r, FIND_EXCESSIVE_SPEEDUP, json_pack("{s:f}", "speedup", pf->speedup.value),
                            "%.1fx faster than PyTorch: worth a look (not a verdict)", pf->speedup.value);
+}
+
+void detect_roofline_graph(eval_ctx *c, const kept_case *k, double peak_gbs) {
+    if (c->r->perf.cand_graph.n) below_floor(c, k, peak_gbs, c->r->perf.cand_graph.median, " (a graph replay)");
 }
 
 /* Two worker processes running the same code differ on a short call by up to offset_ns,

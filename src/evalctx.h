@@ -268,7 +268,10 @@ void detect_audit(eval_ctx *c, const kbv_reply *audit, int cand);
 enum { VALUE_CACHE_ROUNDS = 5, VALUE_CACHE_CONFIRM_ROUNDS = 10 };
 int value_cache_gap(const double *ref, const double *cand, const unsigned char *fresh, int n, int min, double sp[2], int m[2]);
 void detect_value_cache(eval_ctx *c, const double *ref, const double *cand, const unsigned char *fresh, int n);
+/* impossible_time where the candidate's median (detect_roofline; also excessive_speedup) or
+ * its graph replays' median (detect_roofline_graph) is below the device's memory floor. */
 void detect_roofline(eval_ctx *c, const kept_case *k, double peak_gbs);
+void detect_roofline_graph(eval_ctx *c, const kept_case *k, double peak_gbs);
 void detect_short_call(eval_ctx *c, double offset_ns);
 
 /* ---- timing (timing.c), the standard protocol (standard.c), the paper's (paper.c) --------- */

@@ -12,6 +12,8 @@
 /* Median, quartiles and mean of the positive samples (ms; a missing sample is 0); none gives
  * an empty kbv_times (n == 0). */
 void perf_times(const double *ms, int n, kbv_times *out);
+/* A summary of times made k times longer (a cap on the speedups over them, 1/cap). */
+void perf_times_scale(kbv_times *t, double k);
 /* The speedup num/den: per-round ratios (rounds where either is missing, <= 0, are left out),
  * their median and a percentile-bootstrap 95% CI (2000 resamples, reproducible from seed). */
 void perf_ratio(const double *num, const double *den, int n, uint64_t seed, kbv_ratio *out);

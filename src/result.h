@@ -89,6 +89,14 @@ typedef struct kbv_wall {
     double time_s;
 } kbv_wall;
 
+/* kbv's clock around the graph-replay commands (timing.c, graph_wall): medians of the commands'
+ * wall times, ms; the overhead is the reference's command time beyond its replays. */
+typedef struct kbv_graph_wall {
+    int measured;
+    double cand_ms, ref_ms, overhead_ms, speedup, predicted;
+    double cap; /* the factor speedup_graph was capped by (0: none) */
+} kbv_graph_wall;
+
 typedef struct kbv_perf {
     int measured;   /* the timed rounds ran */
     char note[300]; /* why timing did not run, or what limited it */
@@ -111,6 +119,7 @@ typedef struct kbv_perf {
     double speedup_fresh, speedup_seen; /* median ratio on those rounds and on its seen-values rounds */
     char graph_note[200];               /* why there is no graph-replay figure */
     kbv_wall wall;                      /* kbv's own clock */
+    kbv_graph_wall graph_wall;          /* kbv's clock around the graph replays */
     struct {
         int during, after, failed; /* hidden check calls among the rounds, after them; wrong */
         double time_s;             /* their reference cases and candidate calls, kbv's clock */

@@ -1,8 +1,8 @@
 # timesrelay.py -- shared by the time-forging attacks (tests/attacks/cases.txt: forge_times,
-# forge_noisy): what a candidate's native code, or a process it forks, can do to the times
-# the worker reports. Imported, install() forks a relay process that sits between the worker
-# and kbv on the reply descriptor (fd 4) and divides the times ("ms") of each reply by what
-# divisor(rng) says (1: as they were). EightTimes is a ReLU that does eight times the
+# forge_noisy; tests/gpu/cases.txt: forge_graph): what a candidate's native code, or a process
+# it forks, can do to the times the worker reports. Imported, install() forks a relay process
+# that sits between the worker and kbv on the reply descriptor (fd 4) and divides the times
+# ("ms") of each reply that only(reply) accepts by what divisor(rng) says (1: as they were). EightTimes is a ReLU that does eight times the
 # reference's work: an honest answer, slower than the reference (patch_timer's too, which
 # imports this module for it alone).
 import json
@@ -12,7 +12,7 @@ import random
 import torch.nn as nn
 
 
-def install(divisor):
+def install(divisor, only=lambda reply: True):
     r, w = os.pipe()
     real = os.dup(4)
     if os.fork() == 0:
@@ -22,7 +22,7 @@ def install(divisor):
             for line in f:
                 try:
                     m = json.loads(line)
-                    if isinstance(m.get("ms"), list):
+                    if isinstance(m.get("ms"), list) and only(m):
                         d = divisor(rng)
                         m["ms"] = [v / d for v in m["ms"]]
                     line = (json.dumps(m) + "\n").encode()

@@ -78,5 +78,10 @@ int main(void) {
     /* a missing figure predicts nothing (stage_wall does not run then) */
     CHECK(perf_wall_predict(0.05, 0.0, 0.5, 2.0) == 0 && perf_wall_predict(-1, 1.0, 0.5, 2.0) == 0);
 
+    /* a cap scales the candidate's time summary with it */
+    kbv_times tm = {.n = 3, .median = 0.5, .q1 = 0.25, .q3 = 1.0, .mean = 0.6};
+    perf_times_scale(&tm, 4);
+    CHECK(tm.n == 3 && tm.median == 2.0 && tm.q1 == 1.0 && tm.q3 == 4.0 && fabs(tm.mean - 2.4) < 1e-12);
+
     CHECK_DONE("perf");
 }
