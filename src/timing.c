@@ -687,8 +687,9 @@ static int wall_batch(timing *t, kbv_proc *p, int arm, int empty, int cmds, int 
  * clock sees, allowing for that overhead: (o + t_ref) / (o + t_cand) (perf_wall_predict,
  * with t_cand never above what the published speedup implies), within a factor of
  * PERF_WALL_SLACK (perf_wall_judge, perf.c). A candidate that reports times it did not take
- * (a rewritten reply, a patched timer) is faster in its reports than in kbv's clock. One call in each candidate batch, drawn
- * after its command returned, is checked against the oracle, so the batch must do the work.
+ * (a rewritten reply, a patched timer) is faster in its reports than in kbv's clock. One call
+ * in each candidate batch, drawn after its command returned, is checked against the oracle,
+ * so the batch must do the work.
  * 0, 1 (the candidate failed), -1 (kbv's failure); the reference failing leaves no figure. */
 static int stage_wall(timing *t, kbv_err *err) {
     eval_ctx *c = t->c;
