@@ -23,9 +23,7 @@ void perf_times(const double *ms, int n, kbv_times *out) {
     free(x);
 }
 
-void perf_times_scale(kbv_times *t, double k) {
-    t->median *= k, t->q1 *= k, t->q3 *= k, t->mean *= k;
-}
+void perf_times_scale(kbv_times *t, double k) { t->median *= k, t->q1 *= k, t->q3 *= k, t->mean *= k; }
 
 void perf_ratio(const double *num, const double *den, int n, uint64_t seed, kbv_ratio *out) {
     memset(out, 0, sizeof *out);

@@ -190,8 +190,8 @@ static json_t *perf_json(const kbv_result *r) {
     const kbv_graph_wall *gw = &p->graph_wall;
     json_object_set_new(json_object_get(o, "timing"), "graph_wall",
                         gw->measured ? json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "candidate_ms", num(gw->cand_ms), "reference_ms", num(gw->ref_ms),
-                                                 "overhead_ms", num(gw->overhead_ms), "speedup", num(gw->speedup), "predicted",
-                                                 num(gw->predicted), "capped_by", gw->cap > 0 ? num(gw->cap) : json_null())
+                                                 "overhead_ms", num(gw->overhead_ms), "speedup", num(gw->speedup), "predicted", num(gw->predicted),
+                                                 "capped_by", gw->cap > 0 ? num(gw->cap) : json_null())
                                      : json_null());
     if (w->measured) {
         json_t *wj = json_object_get(json_object_get(o, "timing"), "wall");
