@@ -198,9 +198,9 @@ static long long min_bytes(const eval_ctx *c, const kept_case *k, const reply_pr
 }
 
 /* A time below what the memory system allows is impossible: the work was not done in the
- * timed call. An excessive speedup alone is only information. */
-/* impossible_time where a reported median (of what: "" the timed calls, or the graph replays)
- * is below the time it takes to move the call's bytes at the device's peak bandwidth. */
+ * timed call. impossible_time where a reported median (of what: "" the timed calls, or the
+ * graph replays) is below the time it takes to move the call's bytes at the device's peak
+ * bandwidth. */
 static void below_floor(eval_ctx *c, const kept_case *k, double peak_gbs, double median_ms, const char *what) {
     long long bytes = min_bytes(c, k, c->probe.inputs, c->probe.ninputs);
     if (!(peak_gbs > 0 && bytes > 0 && median_ms > 0)) return;
@@ -218,6 +218,7 @@ void detect_roofline(eval_ctx *c, const kept_case *k, double peak_gbs) {
     const kbv_perf *pf = &r->perf;
     if (!pf->measured) return;
     below_floor(c, k, peak_gbs, pf->cand.median, "");
+    /* An excessive speedup alone is only information. */
     if (pf->speedup.value > 10)
         result_add_finding(r, FIND_EXCESSIVE_SPEEDUP, json_pack("{s:f}", "speedup", pf->speedup.value),
                            "%.1fx faster than PyTorch: worth a look (not a verdict)", pf->speedup.value);

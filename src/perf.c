@@ -25,6 +25,10 @@ void perf_times(const double *ms, int n, kbv_times *out) {
 
 void perf_times_scale(kbv_times *t, double k) { t->median *= k, t->q1 *= k, t->q3 *= k, t->mean *= k; }
 
+void perf_ratio_scale(kbv_ratio *q, double k) {
+    if (q->measured) q->value *= k, q->lo *= k, q->hi *= k;
+}
+
 void perf_ratio(const double *num, const double *den, int n, uint64_t seed, kbv_ratio *out) {
     memset(out, 0, sizeof *out);
     double *q = malloc((size_t)(n > 0 ? n : 1) * sizeof *q);

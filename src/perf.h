@@ -14,6 +14,8 @@
 void perf_times(const double *ms, int n, kbv_times *out);
 /* A summary of times made k times longer (a cap on the speedups over them, 1/cap). */
 void perf_times_scale(kbv_times *t, double k);
+/* A measured speedup and its CI times k (a cap); an unmeasured one is left as it is. */
+void perf_ratio_scale(kbv_ratio *q, double k);
 /* The speedup num/den: per-round ratios (rounds where either is missing, <= 0, are left out),
  * their median and a percentile-bootstrap 95% CI (2000 resamples, reproducible from seed). */
 void perf_ratio(const double *num, const double *den, int n, uint64_t seed, kbv_ratio *out);
@@ -27,8 +29,9 @@ double perf_authored_share(long long authored_ns, long long library_ns);
 
 /* kbv's own clock (timing.c stage_wall, docs/timing.md): what the batched wall-time speedup
  * says of the event-timed one. predicted is perf_wall_predict's (below); host_share is the
- * candidate worker's CPU time per call (kbv reads it from /proc) over its wall time per call. event_speedup is the claim judged (timing.c passes
- * the lower end of the event speedup's 95% CI). Consistent (within PERF_WALL_SLACK of
+ * candidate worker's CPU time per call (kbv reads it from /proc) over its wall time per call.
+ * event_speedup is the claim judged (timing.c passes the lower end of the event speedup's 95%
+ * CI). Consistent (within PERF_WALL_SLACK of
  * predicted): PERF_WALL_OK. Otherwise, where kbv's clock sees no speedup and the candidate's
  * worker was busy on the CPU for at least PERF_WALL_HOST_SHARE of each call (host-bound: a
  * candidate whose Python or launches cost more than its kernels, more so on a loaded machine,

@@ -781,9 +781,7 @@ static int stage_wall(timing *t, kbv_err *err) {
         return 0;
     }
     pf->wall.cap = f;
-    kbv_ratio *caps[] = {&pf->speedup, &pf->speedup_strict, &pf->speedup_compile};
-    for (size_t i = 0; i < sizeof caps / sizeof *caps; i++)
-        if (caps[i]->measured) caps[i]->value *= f, caps[i]->lo *= f, caps[i]->hi *= f;
+    perf_ratio_scale(&pf->speedup, f), perf_ratio_scale(&pf->speedup_strict, f), perf_ratio_scale(&pf->speedup_compile, f);
     /* The candidate's times as published agree with the capped speedups: no figure in the
      * result says more than kbv's clock supports (timing.samples keeps the reports). */
     perf_times_scale(&pf->cand, 1 / f);
@@ -827,15 +825,15 @@ static void graph_wall(timing *t, const double *wc, const double *wr, int n) {
     double f;
     if (perf_wall_judge(0, pf->speedup_graph.value, pf->graph_wall.speedup, pf->graph_wall.predicted, -1, &f) == PERF_WALL_OK) return;
     pf->graph_wall.cap = f;
-    kbv_ratio *q = &pf->speedup_graph;
-    q->value *= f, q->lo *= f, q->hi *= f;
+    double said = pf->speedup_graph.value;
+    perf_ratio_scale(&pf->speedup_graph, f);
     perf_times_scale(&pf->cand_graph, 1 / f);
     result_add_finding_at(t->c->r, FIND_TIMING_INCONSISTENT, SEV_INFO,
                           json_pack("{s:s, s:f, s:f, s:f, s:f}", "arm", "graph", "wall_speedup", pf->graph_wall.speedup, "predicted",
-                                    pf->graph_wall.predicted, "graph_speedup", q->value / f, "overhead_ms", o),
+                                    pf->graph_wall.predicted, "graph_speedup", said, "overhead_ms", o),
                           "graph replay: kbv's clock around the replay commands sees %.2fx where the reported replay times predict %.2fx: "
                           "speedup_graph is capped at what kbv's clock supports (x%.3f, replays said %.2fx)",
-                          pf->graph_wall.speedup, pf->graph_wall.predicted, f, q->value / f);
+                          pf->graph_wall.speedup, pf->graph_wall.predicted, f, said);
 }
 
 static int stage_graphs(timing *t, kbv_err *err) {

@@ -2,9 +2,9 @@
 # forge_noisy; tests/gpu/cases.txt: forge_graph): what a candidate's native code, or a process
 # it forks, can do to the times the worker reports. Imported, install() forks a relay process
 # that sits between the worker and kbv on the reply descriptor (fd 4) and divides the times
-# ("ms") of each reply that only(reply) accepts by what divisor(rng) says (1: as they were). EightTimes is a ReLU that does eight times the
-# reference's work: an honest answer, slower than the reference (patch_timer's too, which
-# imports this module for it alone).
+# ("ms") of each reply that only(reply) accepts by what divisor(rng) says (1: as they were).
+# EightTimes is a ReLU that does eight times the reference's work: an honest answer, slower
+# than the reference (patch_timer's too, which imports this module for it alone).
 import json
 import os
 import random

@@ -82,6 +82,10 @@ int main(void) {
     kbv_times tm = {.n = 3, .median = 0.5, .q1 = 0.25, .q3 = 1.0, .mean = 0.6};
     perf_times_scale(&tm, 4);
     CHECK(tm.n == 3 && tm.median == 2.0 && tm.q1 == 1.0 && tm.q3 == 4.0 && fabs(tm.mean - 2.4) < 1e-12);
+    /* and the speedups with their CIs, where measured */
+    kbv_ratio qs = {.measured = 1, .value = 4.0, .lo = 2.0, .hi = 8.0}, none = {.value = 4.0};
+    perf_ratio_scale(&qs, 0.25), perf_ratio_scale(&none, 0.25);
+    CHECK(qs.value == 1.0 && qs.lo == 0.5 && qs.hi == 2.0 && none.value == 4.0);
 
     CHECK_DONE("perf");
 }
