@@ -146,6 +146,7 @@ typedef struct eval_ctx {
         json_t *loaded;          /* a finished folder's index (kbv's own file): cases are taken from it */
         json_t *cases;           /* records made here, by case index */
         long long bytes;         /* output bytes kept so far */
+        long long cap;           /* what it may keep (refcache_problem_cap) */
         const char *keep;        /* tmp while the reference's outputs are read, else NULL */
     } cache;
 } eval_ctx;
@@ -253,6 +254,11 @@ void refcache_record(eval_ctx *c, int ci, const kbv_case *kc, int dom, const ref
 int refcache_take(eval_ctx *c, int ci, kbv_case *kc, ref_runs *rr, int *dom, kbv_err *err);
 void refcache_publish(eval_ctx *c);
 void refcache_close(eval_ctx *c);
+/* Its sizing rules (docs/results.md), bytes: a problem's cap from its file system's free space;
+ * whether the run's folder has room for a new problem; whether a problem keeps on. */
+long long refcache_problem_cap(long long avail);
+int refcache_room(long long held, long long avail);
+int refcache_keeps(long long bytes, int records, int total, long long cap);
 
 /* ---- detectors (detect.c) ------------------------------------------------------------------- */
 

@@ -19,8 +19,35 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#define REF_CACHE_MAX_BYTES     (4LL << 30)  /* a problem whose outputs take more is not kept */
-#define REF_CACHE_RUN_MAX_BYTES (16LL << 30) /* nor anything more once the run's folder holds this */
+#define GIB (1LL << 30)
+
+/* How much a problem may keep: a quarter of what the cache's file system has free when its
+ * first evaluation opens the folder, within [4 GiB, 32 GiB]. So a level-1 problem with 256 MiB
+ * outputs (about 14 GiB kept: 14 records of a float64 oracle and two float32 runs) is kept on a
+ * file system with 56 GiB free, and one with 1 GiB outputs (56 GiB) nowhere. */
+long long refcache_problem_cap(long long avail) {
+    long long q = avail / 4;
+    return q < 4 * GIB ? 4 * GIB : q > 32 * GIB ? 32 * GIB : q;
+}
+
+/* Whether a new problem may be kept, the run's folder holding `held` bytes and its file system
+ * `avail` free: at least 8 GiB free, and the folder under half of itself and the free space
+ * together (at least 16 GiB). A problem's folder goes as soon as its last evaluation ends
+ * (run.c), so this is what the problems being evaluated at once hold. */
+int refcache_room(long long held, long long avail) {
+    long long half = (held + avail) / 2;
+    return avail >= 8 * GIB && held <= (half > 16 * GIB ? half : 16 * GIB);
+}
+
+/* Whether a problem that has kept `bytes` in `records` of the `total` an evaluation records
+ * (the cases, then the hidden check draws) goes on keeping under `cap`: neither what it holds
+ * nor what it would hold at that rate may pass the cap. Deciding at the first record drops
+ * a problem too big to keep before it has pinned more than one case's outputs. */
+int refcache_keeps(long long bytes, int records, int total, long long cap) {
+    if (bytes > cap) return 0;
+    if (records <= 0 || total <= records) return 1;
+    return (double)bytes / records * total <= (double)cap;
+}
 
 void refcache_open(eval_ctx *c) {
     if (!c->o->ref_cache || !c->o->candidate) return;
@@ -42,12 +69,12 @@ void refcache_open(eval_ctx *c) {
         c->r->reference_reused = 1;
         return;
     }
-    /* Room to keep this problem: the run's folder under its cap, and the file system (often
-     * a tmpfs, i.e. memory) with twice a problem's cap free. */
+    /* Room to keep this problem, on a file system that is often a tmpfs (memory). */
     struct statvfs vfs;
-    if (kbv_tree_bytes(c->o->ref_cache) > REF_CACHE_RUN_MAX_BYTES ||
-        (statvfs(c->o->ref_cache, &vfs) == 0 && (long long)vfs.f_bavail * (long long)vfs.f_frsize < 2 * REF_CACHE_MAX_BYTES))
-        return;
+    if (statvfs(c->o->ref_cache, &vfs) < 0) return;
+    long long avail = (long long)vfs.f_bavail * (long long)vfs.f_frsize;
+    if (!refcache_room(kbv_tree_bytes(c->o->ref_cache), avail)) return;
+    c->cache.cap = refcache_problem_cap(avail);
     snprintf(c->cache.tmp, sizeof c->cache.tmp, "%s.%ld", c->cache.dir, (long)getpid());
     if (mkdir(c->cache.tmp, 0700) < 0) {
         c->cache.tmp[0] = '\0';
@@ -75,10 +102,20 @@ static json_t *published_run(const eval_ctx *c, const run_out *o) {
     return r;
 }
 
+/* This evaluation keeps nothing more, and what it kept is removed. */
+static void refcache_drop(eval_ctx *c) {
+    json_decref(c->cache.cases), c->cache.cases = NULL;
+    if (c->cache.tmp[0]) kbv_rmtree(c->cache.tmp);
+    c->cache.tmp[0] = '\0', c->cache.keep = NULL;
+}
+
 void refcache_record(eval_ctx *c, int ci, const kbv_case *kc, int dom, const ref_runs *rr) {
     if (!c->cache.cases) return;
-    if (c->cache.bytes > REF_CACHE_MAX_BYTES) { /* too big to keep: run the reference each time */
-        json_decref(c->cache.cases), c->cache.cases = NULL;
+    /* Too big to keep: later evaluations run the reference themselves, and what this one has
+     * kept goes now rather than staying pinned (on a tmpfs, in memory) until it ends. */
+    int total = 5 * c->o->ncases + (c->o->timing ? TIMING_CHECKS : 0);
+    if (!refcache_keeps(c->cache.bytes, (int)json_object_size(c->cache.cases) + 1, total, c->cache.cap)) {
+        refcache_drop(c);
         return;
     }
     char key[16], seed[32];
