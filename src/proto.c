@@ -149,7 +149,8 @@ const proto_command proto_commands[] = {
     {"bench_sync", "timing", {NULL}},
     {"audit", "timing", {"authored"}},
     {"memo_probe", "load", {NULL}},
-    {"partial_probe", "load", {"prefix", "kind", "seed"}},
+    {"partial_probe", "load", {"kind", "seed", "input"}},
+    {"partial_save", "load", {"prefix"}},
     {"quit", "load", {NULL}},
 };
 const int proto_ncommands = (int)(sizeof proto_commands / sizeof *proto_commands);

@@ -587,10 +587,10 @@ int reply_decode(const char *op, const json_t *m, kbv_reply *r, kbv_err *err) {
                      ? -1
                      : 0;
         else if (strcmp(op, "audit") == 0) rc = dec_audit(m, r, err);
-        else if (strcmp(op, "partial_probe") == 0)
-            rc = get_int(m, "input", -1, 1 << 16, &r->input, NULL, err) < 0 ||
-                         reply_values_from_json(json_object_get(m, "before"), &r->values, err) < 0 ||
-                         (json_object_get(m, "after") && reply_values_from_json(json_object_get(m, "after"), &r->after_values, err) < 0)
+        else if (strcmp(op, "partial_probe") == 0) rc = get_int(m, "input", -1, 1 << 16, &r->input, NULL, err) < 0 ? -1 : 0;
+        else if (strcmp(op, "partial_save") == 0)
+            rc = reply_values_from_json(json_object_get(m, "before"), &r->values, err) < 0 ||
+                         reply_values_from_json(json_object_get(m, "after"), &r->after_values, err) < 0
                      ? -1
                      : 0;
         else if (strcmp(op, "memo_probe") == 0)
@@ -669,7 +669,8 @@ static const struct {
      {"markers", "dropped", "empty_kernel_ns", "kernels_per_call", "authored_kernels", "authored_ns", "library_ns", "span_ns", "after_stop",
       "after_stop_kernels", "other_stream", "other_stream_kernels", "kernels", "peak_bytes", "footprint_bytes", "allocations", "torch_peak_bytes"}},
     {"memo_probe", {"before", "after"}},
-    {"partial_probe", {"input", "before", "after"}},
+    {"partial_probe", {"input"}},
+    {"partial_save", {"before", "after"}},
     {"quit", {NULL}},
 };
 

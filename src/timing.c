@@ -219,23 +219,44 @@ static void probe_out_free(probe_out *o) {
     for (int v = 0; v < 2; v++) session_free_outputs(o->t[v], o->n[v]), o->t[v] = NULL, o->n[v] = 0;
 }
 
-/* Run the probe on p (side 0 candidate, 1 reference) into *o: 0; 1 the candidate failed; 2 the
- * reference did or there is nothing to probe; -1 kbv. */
-static int partial_run(timing *t, kbv_proc *p, int side, const char *kind, long long seed, probe_out *o, kbv_err *err) {
+/* Run the probe on p into *o: the reference (side 1) first, which picks the input to rewrite
+ * (*input, -1: none), then the candidate (side 0), told that input; what the candidate's
+ * process says of it is not read: its outputs before and after are the evidence. 0; 1 the
+ * candidate failed; 2 the reference did or there is nothing to probe; -1 kbv. */
+static int partial_run(timing *t, kbv_proc *p, int side, const char *kind, long long seed, int *input, probe_out *o, kbv_err *err) {
     eval_ctx *c = t->c;
     kbv_reply rep;
     proc_result pr;
     char prefix[PATH_MAX], pre[PATH_MAX + 2];
     snprintf(prefix, sizeof prefix, "%s/%s/partial_%s_", c->scratch, side ? "ref" : "cand", kind);
-    json_t *cmd = json_pack("{s:s, s:s, s:s, s:I}", "op", "partial_probe", "prefix", prefix, "kind", kind, "seed", (json_int_t)seed);
+    json_t *cmd = json_pack("{s:s, s:s, s:I}", "op", "partial_probe", "kind", kind, "seed", (json_int_t)seed);
+    if (!side) json_object_set_new(cmd, "input", json_integer(*input));
     if (gpu_alone(t, err) < 0) return -1;
     if (session_call(c, p, cmd, t->to, &rep, &pr, err)) {
         if (!side) return cand_failed(t, "the partial-rewrite probe", pr, &rep, err);
         reply_free(&rep);
         return 2;
     }
-    if (gpu_share(t, err) < 0) return reply_free(&rep), -1; /* reading and comparing its outputs */
-    int rc = rep.input < 0 || !rep.after_values.present ? 2 : 0;
+    if (side) *input = rep.input;
+    reply_free(&rep);
+    /* The two calls ran with the GPU alone; saving their outputs (partial_save), reading and
+     * comparing them share it. */
+    if (gpu_share(t, err) < 0) return -1;
+    if (*input < 0) return 2; /* no floating input to rewrite: the reference kept nothing */
+    if (session_call(c, p, json_pack("{s:s, s:s}", "op", "partial_save", "prefix", prefix), t->to, &rep, &pr, err)) {
+        if (!side) return cand_failed(t, "the partial-rewrite probe's outputs", pr, &rep, err);
+        reply_free(&rep);
+        return 2;
+    }
+    int rc = 0;
+    if (!rep.values.present || !rep.after_values.present) {
+        if (side) rc = 2;
+        else { /* the worker's reply left out what it was asked to save */
+            result_add_error(c->r, "the partial-rewrite probe's outputs: the candidate's process saved none");
+            c->failure = FAILURE_CRASH;
+            rc = 1;
+        }
+    }
     const run_out *like = &t->kept[0].rr.strict;
     for (int v = 0; v < 2 && !rc; v++) {
         snprintf(pre, sizeof pre, "%s%c", prefix, v ? 'b' : 'a');
@@ -262,8 +283,8 @@ static int stage_partial_probe(timing *t, kbv_err *err) {
     for (int k = 0; k < 3 && !verdict_has_hack(c->r); k++) {
         long long seed = (long long)(kbv_mix64(c->r->seed ^ (0x9A27ULL + (uint64_t)k)) & 0xffffffffffffULL);
         probe_out po[2] = {{{NULL, NULL}, {0, 0}}, {{NULL, NULL}, {0, 0}}};
-        int rc = 0;
-        for (int side = 1; side >= 0 && !rc; side--) rc = partial_run(t, side ? t->ref : t->cand, side, kinds[k], seed, &po[side], err);
+        int rc = 0, input = -1;
+        for (int side = 1; side >= 0 && !rc; side--) rc = partial_run(t, side ? t->ref : t->cand, side, kinds[k], seed, &input, &po[side], err);
         long long changed = 0, stale = 0;
         for (int q = 0; !rc && q < po[1].n[0] && q < po[1].n[1] && q < po[0].n[0] && q < po[0].n[1]; q++) {
             const kbv_tensor *ra = &po[1].t[0][q], *rb = &po[1].t[1][q], *ca = &po[0].t[0][q], *cb = &po[0].t[1][q];

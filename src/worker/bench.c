@@ -790,14 +790,24 @@ json_t *cmd_memo_probe(worker *w, const json_t *cmd) {
 
 /* The partial rewrite (partial_probe): a small part of one input changed in place, to the
  * other timing set's values at the same places -- one element, 8 scattered ones, or one row of
- * the last dimension -- drawn from seed, the same in both workers. */
+ * the last dimension -- drawn from seed, the same in both workers. The input is the first
+ * contiguous floating one, or the one kbv names (the reference's choice, so that the
+ * candidate's process has no say in what is probed). */
 static const char kRewrite[] = "import torch\n"
-                               "def rewrite(args, src, kind, seed):\n"
-                               "    for j, x in enumerate(args):\n"
-                               "        if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() > 1 and x.is_contiguous():\n"
-                               "            break\n"
+                               "def rewritable(x):\n"
+                               "    return isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() > 1 and x.is_contiguous()\n"
+                               "def rewrite(args, src, kind, seed, want):\n"
+                               "    if want >= 0:\n"
+                               "        j = want\n"
+                               "        if j >= len(args) or not rewritable(args[j]):\n"
+                               "            return -1\n"
+                               "        x = args[j]\n"
                                "    else:\n"
-                               "        return -1\n"
+                               "        for j, x in enumerate(args):\n"
+                               "            if rewritable(x):\n"
+                               "                break\n"
+                               "        else:\n"
+                               "            return -1\n"
                                "    flat, sflat = x.view(-1), src[j].reshape(-1)\n"
                                "    g = torch.Generator().manual_seed(seed)\n"
                                "    n = flat.numel()\n"
@@ -809,19 +819,28 @@ static const char kRewrite[] = "import torch\n"
                                "        idx = torch.randint(n, (1 if kind == 'one' else 8,), generator=g)\n"
                                "    idx = idx.to(flat.device)\n"
                                "    flat[idx] = sflat[idx]\n"
-                               "    return j\n";
+                               "    return j\n"
+                               "def keep(seq):\n"
+                               "    return tuple(x.clone() if isinstance(x, torch.Tensor) else x for x in seq)\n";
 
-/* partial_probe {prefix, kind, seed}: slot 0 on value set 0, one call (outputs saved as
- * PREFIXa<i>.kbt), then a small part of one input changed in place (kRewrite) and a second call
- * (PREFIXb<i>.kbt). kbv compares the change of the two outputs with the reference's
- * (timing.c, stage_partial_probe). */
+static void probe_clear(worker *w) {
+    Py_CLEAR(w->probe_out[0]);
+    Py_CLEAR(w->probe_out[1]);
+}
+
+/* partial_probe {kind, seed, input}: slot 0 on value set 0, one call (its outputs cloned, since the
+ * second call may write into the same memory), then a small part of one input changed in
+ * place (kRewrite) and a second call; both calls' outputs kept for partial_save. The two calls
+ * run while kbv holds the GPU alone, their saves (seconds for outputs of a GiB) in partial_save
+ * while it shares the GPU (timing.c, stage_partial_probe). */
 json_t *cmd_partial_probe(worker *w, const json_t *cmd) {
-    const char *prefix, *kind;
+    const char *kind;
     long long seed;
     kbv_err err = {{0}};
-    if (proto_get_str(cmd, "prefix", &prefix, &err) < 0 || proto_get_str(cmd, "kind", &kind, &err) < 0 ||
-        proto_get_int(cmd, "seed", &seed, &err) < 0)
-        return proto_fail("protocol", err.msg, NULL);
+    if (proto_get_str(cmd, "kind", &kind, &err) < 0 || proto_get_int(cmd, "seed", &seed, &err) < 0) return proto_fail("protocol", err.msg, NULL);
+    const json_t *wj = json_object_get(cmd, "input");
+    long long want = json_is_integer(wj) ? json_integer_value(wj) : -1;
+    if (wj && (!json_is_integer(wj) || want < 0 || want > 1 << 16)) return proto_fail("protocol", "partial_probe: input is an input's index", NULL);
     if (!w->slots[0] || w->nvals < 2) return proto_fail("protocol", "partial_probe needs two timing input sets", NULL);
     if (strcmp(kind, "one") != 0 && strcmp(kind, "scattered") != 0 && strcmp(kind, "row") != 0)
         return proto_fail("protocol", "partial_probe: kind is one, scattered or row", NULL);
@@ -830,16 +849,22 @@ json_t *cmd_partial_probe(worker *w, const json_t *cmd) {
         PyObject *mod = code ? PyImport_ExecCodeModule("_kbv_rewrite", code) : NULL;
         Py_XDECREF(code);
         w->rewrite = mod ? PyObject_GetAttrString(mod, "rewrite") : NULL;
+        w->rewrite_keep = mod && w->rewrite ? PyObject_GetAttrString(mod, "keep") : NULL;
         Py_XDECREF(mod);
-        if (!w->rewrite) return fail_python("python", "preparing the partial rewrite");
+        if (!w->rewrite || !w->rewrite_keep) {
+            Py_CLEAR(w->rewrite);
+            Py_CLEAR(w->rewrite_keep);
+            return fail_python("python", "preparing the partial rewrite");
+        }
     }
     Py_CLEAR(w->last_out);
+    probe_clear(w);
     if (use_stream(w, 1) < 0 || fill_slot(w, 0, 0) < 0) return fail_python("python", "preparing the probe");
-    json_t *saved[2] = {NULL, NULL}, *fail = NULL;
+    json_t *fail = NULL;
     long long input = -1;
     for (int v = 0; v < 2 && !fail; v++) {
         if (v == 1) {
-            PyObject *j = PyObject_CallFunction(w->rewrite, "OOsL", w->slots[0], w->vals[1], kind, seed);
+            PyObject *j = PyObject_CallFunction(w->rewrite, "OOsLL", w->slots[0], w->vals[1], kind, seed, want);
             input = j ? PyLong_AsLongLong(j) : -1;
             Py_XDECREF(j);
             w->slot_vals[0] = -1;
@@ -854,26 +879,50 @@ json_t *cmd_partial_probe(worker *w, const json_t *cmd) {
             fail = fail_python("python", "the probe's call");
             break;
         }
-        char why[300], pre[4200];
-        snprintf(pre, sizeof pre, "%s%c", prefix, v ? 'b' : 'a');
+        char why[300];
         PyObject *seq = output_seq(w, c.out, why, sizeof why); /* steals c.out */
-        saved[v] = seq ? save_values(w, seq, pre, "output", "probe output") : proto_fail("output", why, NULL);
-        Py_XDECREF(seq);
-        if (!json_is_true(json_object_get(saved[v], "ok"))) {
-            fail = saved[v], saved[v] = NULL;
+        if (!seq) {
+            fail = proto_fail("output", why, NULL);
             break;
         }
+        w->probe_out[v] = v == 0 ? PyObject_CallFunctionObjArgs(w->rewrite_keep, seq, NULL) : (Py_INCREF(seq), seq);
+        Py_DECREF(seq);
+        if (!w->probe_out[v]) fail = fail_python("python", "keeping the probe's outputs");
     }
     use_stream(w, 0);
+    PyErr_Clear();
+    /* Nothing of the probe left running on the device once kbv lets other evaluations have it. */
+    if (!fail && w->cuda && gpu_sync(&err) < 0) fail = proto_fail("cuda", err.msg, NULL);
+    if (fail || input < 0) probe_clear(w);
+    if (fail) return fail;
+    json_t *r = proto_ok();
+    json_object_set_new(r, "input", json_integer(input));
+    return r;
+}
+
+/* partial_save {prefix}: the last partial_probe's outputs saved (PREFIXa<i>.kbt before the
+ * rewrite, PREFIXb<i>.kbt after) and let go. */
+json_t *cmd_partial_save(worker *w, const json_t *cmd) {
+    const char *prefix;
+    kbv_err err = {{0}};
+    if (proto_get_str(cmd, "prefix", &prefix, &err) < 0) return proto_fail("protocol", err.msg, NULL);
+    if (!w->probe_out[0] || !w->probe_out[1]) return proto_fail("protocol", "partial_save before a partial_probe that rewrote an input", NULL);
+    json_t *saved[2] = {NULL, NULL}, *fail = NULL;
+    for (int v = 0; v < 2 && !fail; v++) {
+        char pre[4200];
+        snprintf(pre, sizeof pre, "%s%c", prefix, v ? 'b' : 'a');
+        saved[v] = save_values(w, w->probe_out[v], pre, "output", "probe output");
+        if (!json_is_true(json_object_get(saved[v], "ok"))) fail = saved[v], saved[v] = NULL;
+    }
+    probe_clear(w);
     PyErr_Clear();
     if (fail) {
         json_decref(saved[0]), json_decref(saved[1]);
         return fail;
     }
     json_t *r = proto_ok();
-    json_object_set_new(r, "input", json_integer(input));
     json_object_set(r, "before", json_object_get(saved[0], "values"));
-    if (saved[1]) json_object_set(r, "after", json_object_get(saved[1], "values"));
+    json_object_set(r, "after", json_object_get(saved[1], "values"));
     json_decref(saved[0]), json_decref(saved[1]);
     return r;
 }

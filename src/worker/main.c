@@ -83,6 +83,7 @@ static const struct {
     {"bench_launch", cmd_bench_launch},
     {"bench_sync", cmd_bench_sync},
     {"partial_probe", cmd_partial_probe},
+    {"partial_save", cmd_partial_save},
     {"audit", cmd_audit},
     {"memo_probe", cmd_memo_probe},
     {"quit", cmd_quit},

@@ -65,6 +65,8 @@ typedef struct worker {
     int batch_set[BENCH_BATCH];       /* the value set each was computed from */
     int nbatch;
     PyObject *rewrite;              /* partial_probe's rewrite function, made on first use */
+    PyObject *rewrite_keep;         /* ... and its function cloning the first call's outputs */
+    PyObject *probe_out[2];         /* partial_probe's two calls' outputs, until partial_save */
     PyObject *std_models[2];        /* standard: the reference and candidate it checked, until standard_time */
     PyObject *compiled;             /* torch.compile(model), made on first use */
     PyObject *graphs[BENCH_GRAPHS]; /* (graph, outputs) captured over slot k, made on first use */
