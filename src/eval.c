@@ -209,6 +209,7 @@ static void run_verified(eval_ctx *c, kbv_err *err) {
         refcache_publish(c);
         if (k < 0) goto internal;
         if (k == 0) {
+            c->kept_differ = timing_kept_differ(kept, nkept); /* kbv's CPU: before the GPU is ours alone */
             if (kbv_gpulock_set(&c->lock, 2, err) < 0) { /* nothing else on the GPU while timing */
                 for (int j = 0; j < nchecks; j++) ref_runs_free(&checks[j].rr);
                 goto internal;

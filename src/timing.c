@@ -182,14 +182,18 @@ static int stage_audit(timing *t, kbv_err *err) {
 
 /* ---- the memoization probe ------------------------------------------------------------------ */
 
-static int stage_memo_probe(timing *t, kbv_err *err) {
-    if (t->nkept != 2) return 0;
-    const kept_case *k0 = &t->kept[0], *k1 = &t->kept[1];
+int timing_kept_differ(const kept_case *kept, int nkept) {
+    if (nkept != 2) return 0;
+    const kept_case *k0 = &kept[0], *k1 = &kept[1];
     int differ = 0;
-    for (int k = 0; k < k0->rr.oracle.n && k < k1->rr.oracle.n; k++)
-        differ |= gen_fingerprint_host(k0->rr.oracle.t[k].data, k0->rr.oracle.t[k].nbytes) !=
-                  gen_fingerprint_host(k1->rr.oracle.t[k].data, k1->rr.oracle.t[k].nbytes);
-    if (!differ) return 0;
+    for (int k = 0; !differ && k < k0->rr.oracle.n && k < k1->rr.oracle.n; k++)
+        differ = gen_fingerprint_host(k0->rr.oracle.t[k].data, k0->rr.oracle.t[k].nbytes) !=
+                 gen_fingerprint_host(k1->rr.oracle.t[k].data, k1->rr.oracle.t[k].nbytes);
+    return differ;
+}
+
+static int stage_memo_probe(timing *t, kbv_err *err) {
+    if (t->nkept != 2 || !t->c->kept_differ) return 0;
     kbv_reply rep;
     proc_result pr;
     if (session_call(t->c, t->cand, json_pack("{s:s}", "op", "memo_probe"), t->to, &rep, &pr, err))
