@@ -209,12 +209,7 @@ static void run_verified(eval_ctx *c, kbv_err *err) {
         refcache_publish(c);
         if (k < 0) goto internal;
         if (k == 0) {
-            c->kept_differ = timing_kept_differ(kept, nkept); /* kbv's CPU: before the GPU is ours alone */
-            if (kbv_gpulock_set(&c->lock, 2, err) < 0) { /* nothing else on the GPU while timing */
-                for (int j = 0; j < nchecks; j++) ref_runs_free(&checks[j].rr);
-                goto internal;
-            }
-            int t = timing_run(c, &ref, &cand, kept, nkept, checks, nchecks, err); /* the lock is released at done: */
+            int t = timing_run(c, &ref, &cand, kept, nkept, checks, nchecks, err); /* takes the GPU alone; released at done: */
             if (t < 0) goto internal;
         }
         r->phase_s[PHASE_TIMING] = kbv_now() - t_timing - (r->phase_s[PHASE_AUDIT] > 0 ? r->phase_s[PHASE_AUDIT] : 0);

@@ -131,9 +131,6 @@ typedef struct eval_ctx {
      * like its inputs, under other tags (detect_value_cache) */
     int fresh_ci, fresh_dist, fresh_dom;
     uint64_t fresh_seed;
-    /* the two timing sets' oracles differ somewhere (timing_kept_differ): hashed before the
-     * timing takes the GPU alone, so that no other evaluation waits for it */
-    int kept_differ;
     /* per output: every judged case's candidate and oracle fingerprints (constant_output) */
     int seen[EVAL_MAX_SEEN];
     uint64_t seen_cand[EVAL_MAX_SEEN][EVAL_MAX_SEEN_CASES], seen_ref[EVAL_MAX_SEEN][EVAL_MAX_SEEN_CASES];
@@ -295,9 +292,9 @@ void detect_short_call(eval_ctx *c, double offset_ns);
  * says so, nothing to free); -1 kbv. */
 enum { TIMING_CHECKS = 4 };
 int timing_checks(eval_ctx *c, kbv_proc *ref, kept_case *checks, int *nchecks, kbv_err *err);
-/* Whether the two kept cases' oracles differ in some output (the memoization probe's premise). */
-int timing_kept_differ(const kept_case *kept, int nkept);
-/* The timed rounds and every timing stage; takes the checks of timing_checks (and frees them). */
+/* The timed rounds and every timing stage, with the GPU this evaluation's alone (c->lock; it
+ * stays held until the evaluation releases it); takes the checks of timing_checks (and frees
+ * them). */
 int timing_run(eval_ctx *c, kbv_proc *ref, kbv_proc *cand, kept_case *kept, int nkept, kept_case *checks, int nchecks, kbv_err *err);
 /* KernelBench's protocol, in one process: fills r->standard (and, when it is the only
  * protocol, the cases and c->failure). */
