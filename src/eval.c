@@ -47,6 +47,7 @@ void eval_opts_default(eval_opts *o) {
     o->sandbox = 1;
     o->max_memory_bytes = sandbox_phys_bytes() / 4 * 3;
     o->max_scratch_bytes = -1;
+    o->ref_cache_max_bytes = -1;
     o->standard_trials = 100;
 }
 

@@ -148,6 +148,7 @@ typedef struct eval_ctx {
         long long bytes;         /* output bytes kept so far */
         long long cap;           /* what it may keep (refcache_problem_cap) */
         const char *keep;        /* tmp while the reference's outputs are read, else NULL */
+        int dropped;             /* this evaluation gave up keeping the problem (refcache_record) */
     } cache;
 } eval_ctx;
 

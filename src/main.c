@@ -200,6 +200,10 @@ static void usage_run(FILE *f) {
                "  --resume                continue the latest run with the same settings; skip what it stored\n"
                "  --no-reference-reuse    run the reference side of every case for every candidate (default:\n"
                "                          once per problem, kept hidden from candidates; docs/results.md)\n"
+               "  --ref-cache-max GIB     the most of a problem's reference outputs kept for its later candidates\n"
+               "                          (default: a quarter of the scratch's free space, 4 to 32 GiB). A problem\n"
+               "                          over it keeps none, and its later evaluations start once its first\n"
+               "                          one's cases have run rather than when it ends\n"
                "  --shard I/N             run only part I of N (a deterministic partition; merge with kbv merge)\n"
                "  --seed-file FILE        the run's seed, read from FILE (yours, mode 0600): unlike --seed it is on no\n"
                "                          command line, which every process of the machine can read (kbv slurm uses it)\n"
@@ -311,6 +315,10 @@ static int cmd_eval(int argc, char **argv, int mode) {
             resume = 1;
         } else if (mode == 2 && strcmp(a, "--no-reference-reuse") == 0) {
             no_reuse = 1;
+        } else if (mode == 2 && strcmp(a, "--ref-cache-max") == 0) {
+            NEED_VALUE();
+            if (num_opt(name, a, val, 0, 1 << 20, 0, "GiB from 0 (keep none) to 1048576", &v) < 0) return EXIT_USAGE;
+            o.ref_cache_max_bytes = (long long)(v * (double)(1LL << 30));
         } else if (mode == 2 && strcmp(a, "--no-admission") == 0) {
             no_admission = 1;
         } else if (mode == 2 && strcmp(a, "--shard") == 0) {

@@ -9,6 +9,9 @@
  * them. The folder lies in the scratch base under a "kbv-" name, which Landlock hides from
  * every worker (security.md); without Landlock the cache is not used at all. The index is
  * kbv's own file, written from decoded replies; nothing a worker wrote is stored as it came.
+ * A problem too big to keep is published all the same, as an index that says so and holds no
+ * case: later evaluations then neither take nor record anything, and `kbv run`'s admission
+ * sees its cases have run (admit.c), so they need not wait for the first evaluation to end.
  */
 #include "evalctx.h"
 
@@ -65,6 +68,10 @@ void refcache_open(eval_ctx *c) {
     snprintf(c->cache.dir, sizeof c->cache.dir, "%s/%s", c->o->ref_cache, sha);
     snprintf(index, sizeof index, "%s/index.json", c->cache.dir);
     c->cache.loaded = json_load_file(index, 0, NULL);
+    if (c->cache.loaded && json_is_true(json_object_get(c->cache.loaded, "dropped"))) { /* too big: run here, keep nothing */
+        json_decref(c->cache.loaded), c->cache.loaded = NULL;
+        return;
+    }
     if (c->cache.loaded) {
         c->r->reference_reused = 1;
         return;
@@ -75,6 +82,7 @@ void refcache_open(eval_ctx *c) {
     long long avail = (long long)vfs.f_bavail * (long long)vfs.f_frsize;
     if (!refcache_room(kbv_tree_bytes(c->o->ref_cache), avail)) return;
     c->cache.cap = refcache_problem_cap(avail);
+    if (c->o->ref_cache_max_bytes >= 0 && c->o->ref_cache_max_bytes < c->cache.cap) c->cache.cap = c->o->ref_cache_max_bytes;
     snprintf(c->cache.tmp, sizeof c->cache.tmp, "%s.%ld", c->cache.dir, (long)getpid());
     if (mkdir(c->cache.tmp, 0700) < 0) {
         c->cache.tmp[0] = '\0';
@@ -107,6 +115,7 @@ static void refcache_drop(eval_ctx *c) {
     json_decref(c->cache.cases), c->cache.cases = NULL;
     if (c->cache.tmp[0]) kbv_rmtree(c->cache.tmp);
     c->cache.tmp[0] = '\0', c->cache.keep = NULL;
+    c->cache.dropped = 1;
 }
 
 void refcache_record(eval_ctx *c, int ci, const kbv_case *kc, int dom, const ref_runs *rr) {
@@ -184,10 +193,21 @@ int refcache_take(eval_ctx *c, int ci, kbv_case *kc, ref_runs *rr, int *dom, kbv
 }
 
 void refcache_publish(eval_ctx *c) {
-    if (!c->cache.cases || !c->cache.tmp[0]) return;
     char index[PATH_MAX + 128];
+    json_t *idx = NULL;
+    if (c->cache.dropped && c->cache.dir[0]) { /* a folder of its own again, for the index alone */
+        snprintf(c->cache.tmp, sizeof c->cache.tmp, "%s.%ld", c->cache.dir, (long)getpid());
+        if (mkdir(c->cache.tmp, 0700) < 0) {
+            c->cache.tmp[0] = '\0';
+            return;
+        }
+        idx = json_pack("{s:b, s:I}", "dropped", 1, "cap", (json_int_t)c->cache.cap);
+    } else if (c->cache.cases && c->cache.tmp[0]) {
+        idx = json_pack("{s:O}", "cases", c->cache.cases);
+    } else {
+        return;
+    }
     snprintf(index, sizeof index, "%s/index.json", c->cache.tmp);
-    json_t *idx = json_pack("{s:O}", "cases", c->cache.cases);
     if (idx && json_dump_file(idx, index, JSON_COMPACT) == 0 && rename(c->cache.tmp, c->cache.dir) == 0) c->cache.tmp[0] = '\0';
     json_decref(idx);
 }

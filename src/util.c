@@ -13,6 +13,8 @@
 #include <limits.h>
 #include <openssl/evp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -346,6 +348,30 @@ void kbv_stem(const char *path, char *out, size_t outlen) {
     if (n + 1 > outlen) n = outlen - 1;
     memcpy(out, s, n);
     out[n] = '\0';
+}
+
+static void *task_main(void *arg) {
+    const kbv_task *t = arg;
+    t->fn(t->arg);
+    return NULL;
+}
+
+void kbv_parallel(const kbv_task *tasks, int n, int par) {
+    pthread_t th[KBV_PARALLEL_MAX];
+    int started[KBV_PARALLEL_MAX] = {0};
+    if (n > KBV_PARALLEL_MAX) n = KBV_PARALLEL_MAX;
+    sigset_t all, prev;
+    int masked = par && n > 1 && sigfillset(&all) == 0 && pthread_sigmask(SIG_BLOCK, &all, &prev) == 0;
+    for (int i = 0; i < n - 1; i++) {
+        if (!tasks[i].fn) continue;
+        /* the thread inherits the blocked mask: signals stay the caller's to handle */
+        started[i] = masked && pthread_create(&th[i], NULL, task_main, (void *)&tasks[i]) == 0;
+        if (!started[i]) tasks[i].fn(tasks[i].arg);
+    }
+    if (masked) pthread_sigmask(SIG_SETMASK, &prev, NULL);
+    if (n > 0 && tasks[n - 1].fn) tasks[n - 1].fn(tasks[n - 1].arg);
+    for (int i = 0; i < n - 1; i++)
+        if (started[i]) pthread_join(th[i], NULL);
 }
 
 int kbv_gpulock_open(kbv_gpulock *l, const char *path, kbv_err *err) {

@@ -102,6 +102,18 @@ int kbv_abspath(const char *path, char *out, size_t outlen, kbv_err *err);
 /* Base name without folder and without a trailing ".py". */
 void kbv_stem(const char *path, char *out, size_t outlen);
 
+/* Independent pieces of work run at once (cases.c judges a large output's passes so): tasks
+ * 0 to n - 2 on threads of their own, with every signal blocked, and the last on the caller's;
+ * with par 0, or where a thread cannot be made, on the caller's in order. A task's fn NULL is
+ * skipped. Returns once every task has returned. Each task must touch only what no other one
+ * writes: which thread ran what changes no result. At most KBV_PARALLEL_MAX tasks. */
+#define KBV_PARALLEL_MAX 8
+typedef struct kbv_task {
+    void (*fn)(void *arg);
+    void *arg;
+} kbv_task;
+void kbv_parallel(const kbv_task *tasks, int n, int par);
+
 /* A GPU shared by several evaluations (`kbv run --jobs N` on one GPU): a readers-writer
  * lock on a file, writer first. Timing holds it exclusive, from kbv_gpulock_set(l, 2) until
  * it is set otherwise, so no other evaluation's kernels run while a call is timed. Work that

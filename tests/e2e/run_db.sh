@@ -154,6 +154,18 @@ if [ "$(sqlite3 "$tmp/ru/treuse.db" "$rq")" = "$(sqlite3 "$tmp/ru/tplain.db" "$r
     [ "${fw#* }" = "0 " ] && [ "${fwp#* }" != "0 " ]; then
     ok "kbv run keeps the hidden check draws' reference side: the second evaluation runs no reference forward, the same checks"
 else not_ok "check draws reused" "reference forwards $fw / $fwp; $(sqlite3 "$tmp/ru/treuse.db" "$rq" | tr '\n' ' ') / $(sqlite3 "$tmp/ru/tplain.db" "$rq" | tr '\n' ' ') $(tail -c 300 "$tmp/ru/err4")"; fi
+# A problem over --ref-cache-max keeps nothing, and says so in its folder once its first
+# evaluation's cases have run: the second (two slots) starts then, not when the first ends, runs
+# its own reference side, and gets the same checks as without reuse.
+"$KBV" run --manifest "$tmp/ru/timed.jsonl" --db "$tmp/ru/tdrop.db" $t_opts --jobs 2 --ref-cache-max 0 2>>"$tmp/ru/err5"
+rc=$?
+dq="select json_extract(result, '\$.reference_reused') || ' ' || coalesce(json_extract(result, '\$.steps_s.\"reference.forward\".n'), 0) from evaluations order by sample"
+early=$(sqlite3 "$tmp/ru/tdrop.db" "select (select json_extract(result, '\$.phases_s.admission_wait') from evaluations where sample = 1) <
+    (select wall_s - 0.5 * json_extract(result, '\$.phases_s.timing') from evaluations where sample = 0)" 2>/dev/null)
+if [ "$rc" = 0 ] && [ "$(sqlite3 "$tmp/ru/tdrop.db" "$rq")" = "$(sqlite3 "$tmp/ru/tplain.db" "$rq")" ] && [ "$early" = 1 ] &&
+    [ "$(sqlite3 "$tmp/ru/tdrop.db" "$dq" | tr '\n' ' ')" = "$(sqlite3 "$tmp/ru/tplain.db" "$dq" | tr '\n' ' ')" ] && [ -z "$(ls -A "$tmp/ru/scratch")" ]; then
+    ok "kbv run --ref-cache-max 0: nothing kept, the problem's second evaluation starts once the first's cases have run, the same checks"
+else not_ok "dropped problem" "exit $rc, early $early, $(sqlite3 "$tmp/ru/tdrop.db" "$rq" | tr '\n' ' ') / $(sqlite3 "$tmp/ru/tplain.db" "$rq" | tr '\n' ' '); $(sqlite3 "$tmp/ru/tdrop.db" "$dq" | tr '\n' ' ') / $(sqlite3 "$tmp/ru/tplain.db" "$dq" | tr '\n' ' ') $(tail -c 300 "$tmp/ru/err5")"; fi
 # Without Landlock kept reference outputs would be readable by candidates: nothing is reused,
 # and each evaluation says why (reference_not_reused, info).
 head -1 "$tmp/ru/m.jsonl" >"$tmp/ru/two.jsonl"

@@ -1,5 +1,9 @@
-/* test_util.c -- util.c: hashing against known answers, seeds, buffers, scratch folders, the GPU lock. */
+/* test_util.c -- util.c: hashing against known answers, seeds, buffers, scratch folders, the GPU lock,
+ * tasks run at once. */
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -111,9 +115,60 @@ static void test_gpulock(void) {
     unlink(path), unlink(turn), rmdir(dir);
 }
 
+/* kbv_parallel: every task once; with par, all but the last on threads of their own, at the
+ * same time (each waits, up to 5 s, until all have started), with signals blocked there; the
+ * last on the caller's. Without par, all on the caller's, in order. A NULL fn is skipped. */
+typedef struct par_task {
+    atomic_int *started, *order;
+    int n, ran, saw_all, sigint_blocked, pos;
+    pthread_t self;
+} par_task;
+
+static void par_fn(void *arg) {
+    par_task *t = arg;
+    t->ran++, t->self = pthread_self();
+    t->pos = atomic_fetch_add(t->order, 1);
+    atomic_fetch_add(t->started, 1);
+    sigset_t cur;
+    t->sigint_blocked = pthread_sigmask(SIG_BLOCK, NULL, &cur) == 0 && sigismember(&cur, SIGINT) == 1;
+    if (t->n == 0) return;
+    double t0 = kbv_now();
+    while (atomic_load(t->started) < t->n && kbv_now() - t0 < 5) nap(1);
+    t->saw_all = atomic_load(t->started) >= t->n;
+}
+
+static void test_parallel(void) {
+    for (int par = 0; par < 2; par++) {
+        atomic_int started = 0, order = 0;
+        par_task pt[4];
+        kbv_task tasks[5];
+        for (int i = 0; i < 4; i++) {
+            pt[i] = (par_task){.started = &started, .order = &order, .n = par ? 4 : 0};
+            tasks[i] = (kbv_task){par_fn, &pt[i]};
+        }
+        tasks[4] = tasks[3], tasks[3] = (kbv_task){NULL, NULL}; /* a skipped one among them */
+        kbv_parallel(tasks, 5, par);
+        int once = 1, others = 1, together = 1, blocked = 1, in_order = 1;
+        for (int i = 0; i < 4; i++) {
+            once &= pt[i].ran == 1;
+            if (i < 3) others &= par ? !pthread_equal(pt[i].self, pthread_self()) : pthread_equal(pt[i].self, pthread_self());
+            if (i < 3) blocked &= pt[i].sigint_blocked == par;
+            together &= !par || pt[i].saw_all;
+            in_order &= par || pt[i].pos == i;
+        }
+        CHECK(once);
+        CHECK(others);
+        CHECK(pthread_equal(pt[3].self, pthread_self()) && !pt[3].sigint_blocked); /* the last: the caller's, its mask as it was */
+        CHECK(together);
+        CHECK(blocked);
+        CHECK(in_order);
+    }
+}
+
 int main(void) {
     char hex[65];
     test_nicer();
+    test_parallel();
     /* FIPS 180-2 known answers. */
     CHECK(kbv_sha256_hex("abc", 3, hex) == 0);
     CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
