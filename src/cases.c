@@ -339,8 +339,7 @@ static void judge_case(eval_ctx *c, kbv_case *kc, ref_runs *rr, const run_out *c
          * differs from the exact sum: there the second run must pass the tolerance itself and
          * the runs agree within it (docs/correctness.md says why no tighter limit holds). */
         if (k < c2->n) {
-            if (!comparable)
-                FAIL("output %d: the second run returned a different dtype or shape", k);
+            if (!comparable) FAIL("output %d: the second run returned a different dtype or shape", k);
             else {
                 const judge_err d = oj.diff;
                 int exact;

@@ -63,7 +63,8 @@ typedef struct eval_opts {
     const char *gpu_lock;       /* file of the GPU's readers-writer lock (KBV_GPU_LOCK; NULL: none), util.h */
     const char *ref_cache;      /* kbv run: the run's folder of reference sides kept per problem (KBV_REF_CACHE;
                                 * NULL: every evaluation runs its own), docs/results.md */
-    long long ref_cache_max_bytes; /* kbv run --ref-cache-max: the most a problem keeps there; -1: refcache_problem_cap's */
+    /* kbv run --ref-cache-max: the most a problem keeps there, bytes (-1: refcache_problem_cap's) */
+    long long ref_cache_max_bytes;
 } eval_opts;
 
 /* Bits: which protocols run (in this order). EVAL_BOTH is verified and standard; EVAL_ALL adds
