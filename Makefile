@@ -81,7 +81,7 @@ else
   BINS := kbv kbv-worker
 endif
 
-.PHONY: all help test test-unit test-e2e test-faults test-cluster test-lanes test-lane-timed test-lane-untimed test-gpu check clean config fuzz fuzz-run fuzz-smoke format
+.PHONY: all help test test-unit test-e2e test-faults test-cluster test-lanes test-lane-timed test-lane-untimed test-gpu check clean config fuzz fuzz-run fuzz-smoke format bench-judge
 all: config $(BINS)
 
 help:
@@ -94,6 +94,7 @@ help:
 	@echo "make check      the unit and end-to-end tests under ASan/UBSan with -Werror"
 	@echo "make fuzz       build the libFuzzer targets build/fuzz/fuzz_proto and fuzz_manifest (needs clang)"
 	@echo "make fuzz-run   run each fuzz target for FUZZ_SECONDS (default 600) on build/fuzz/corpus; fails on a crash"
+	@echo "make bench-judge  what a case's judging passes cost on one large output, in turn and at once (BENCH_N elements)"
 	@echo "make format     apply .clang-format to the C, header and CUDA sources"
 	@echo "make clean      remove build outputs"
 
@@ -139,6 +140,13 @@ kbv-worker $(BUILD)/kbv-worker: $(WORKER_OBJ)
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -Isrc -o $@ $< $(CORE_OBJ) $(KBV_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/judge_passes: tests/bench/judge_passes.c $(CORE_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -Isrc -o $@ $< $(CORE_OBJ) $(KBV_LIBS) $(LDLIBS)
+
+bench-judge: $(BUILD)/tests/judge_passes
+	@$(SAN_RT) $(BUILD)/tests/judge_passes $(BENCH_N)
 
 test-unit: $(UNIT_TESTS)
 	@fail=0; for t in $(UNIT_TESTS); do $(SAN_RT) $$t || fail=1; done; exit $$fail
