@@ -196,6 +196,15 @@ static int case_calibration(ref_runs *rr, int k, judge_calib *cal) {
     return 1;
 }
 
+/* Output k's oracle fingerprint, kept beside its calibration where there is memory for it. */
+static uint64_t case_oracle_print(ref_runs *rr, int k) {
+    if (!rr->calib && rr->oracle.n > 0 && (rr->calib = calloc((size_t)rr->oracle.n, sizeof *rr->calib))) rr->ncalib = rr->oracle.n;
+    if (k < rr->ncalib && rr->calib[k].fp_done) return rr->calib[k].oracle_fp;
+    uint64_t fp = gen_fingerprint_host(rr->oracle.t[k].data, rr->oracle.t[k].nbytes);
+    if (k < rr->ncalib) rr->calib[k].oracle_fp = fp, rr->calib[k].fp_done = 1;
+    return fp;
+}
+
 /* Output k's calibration as its outputs are judged against: after a float64 failure the
  * oracle is itself an fp32 run, and the floor allows fp32 reordering. */
 static void output_calibration(const eval_ctx *c, ref_runs *rr, int k, judge_calib *cal) {
@@ -246,7 +255,7 @@ static void oj_fp1(void *a) {
 }
 static void oj_fpo(void *a) {
     out_judge *j = a;
-    j->fpo = gen_fingerprint_host(j->rr->oracle.t[j->k].data, j->rr->oracle.t[j->k].nbytes);
+    j->fpo = case_oracle_print(j->rr, j->k);
 }
 static void oj_judge1(void *a) {
     out_judge *j = a;
@@ -262,6 +271,26 @@ static void oj_judge2(void *a) {
 static double runs_limit(const judge_calib *cal, int *exact) {
     *exact = !(cal->strict.norm_rel > 0);
     return *exact ? 0.01 * cal->tol_norm : cal->tol_norm;
+}
+
+/* The reference side's passes of a case, which read none of the candidate's outputs: each
+ * output's calibration and the oracle's fingerprint. Where an output is large they run on a
+ * thread while the candidate's worker runs the case (candidate_case), and judge_case then
+ * finds them done: the candidate's commands and kbv's reading of the reference side overlap.
+ * The thread writes only rr's calibrations, which nothing reads until it is joined. */
+static int large_outputs(const ref_runs *rr) {
+    for (int k = 0; k < rr->oracle.n; k++)
+        if (kbv_tensor_numel(&rr->oracle.t[k]) >= JUDGE_PARALLEL_MIN) return 1;
+    return 0;
+}
+
+static void reference_passes(void *arg) {
+    ref_runs *rr = arg;
+    for (int k = 0; k < rr->oracle.n && k < rr->tf32.n && k < rr->strict.n; k++) {
+        judge_calib cal;
+        case_calibration(rr, k, &cal);
+        case_oracle_print(rr, k);
+    }
 }
 
 static void judge_output_passes(out_judge *j) {
@@ -391,7 +420,7 @@ static void judge_case(eval_ctx *c, kbv_case *kc, ref_runs *rr, const run_out *c
     for (int k = 0; cfp && ofp && hashed && k < c1->n; k++) { /* those the loop above did not reach */
         if (hashed[k]) continue;
         cfp[k] = gen_fingerprint_host(c1->t[k].data, c1->t[k].nbytes);
-        if (k < rr->oracle.n) ofp[k] = gen_fingerprint_host(rr->oracle.t[k].data, rr->oracle.t[k].nbytes);
+        if (k < rr->oracle.n) ofp[k] = case_oracle_print(rr, k);
     }
     if (cfp && ofp && hashed) {
         if (!kc->passed) detect_semantic(c, kc, rr, c1, c2, cand_prints, cfp, ofp);
@@ -425,6 +454,8 @@ static int candidate_case(eval_ctx *c, kbv_proc *cand, int ci, int dist, int dom
     static const int poisons[2] = {0x80, 0x01}; /* new memory holds 0x7f / 0xfe bytes (CPU and GPU) */
     int rc = 0;
     double t_cand = kbv_now();
+    kbv_async pre = {0};
+    if (large_outputs(rr)) kbv_async_start(&pre, reference_passes, rr);
     for (int k = 0; k < 2; k++) {
         proc_result pr = gen_inputs(c, cand, ci, dist, dom, seed, k ? NULL : &prints, &fail, err);
         if (pr != PROC_OK || fail.op[0]) {
@@ -454,6 +485,7 @@ static int candidate_case(eval_ctx *c, kbv_proc *cand, int ci, int dist, int dom
             break;
         }
     }
+    kbv_async_join(&pre);
     if (rc == 0) {
         double t_judge = kbv_now();
         kc->t_candidate_s = t_judge - t_cand;

@@ -83,6 +83,8 @@ int run_out_facts(const run_out *o, int k, judge_facts *f);
 typedef struct ref_calib {
     judge_calib cal;
     int done;
+    uint64_t oracle_fp; /* the oracle output's fingerprint (gen_fingerprint_host), once fp_done */
+    int fp_done;
 } ref_calib;
 typedef struct ref_runs {
     run_out oracle, tf32, strict;
@@ -90,7 +92,8 @@ typedef struct ref_runs {
     int mutates_inputs;  /* the reference itself changes its inputs */
     /* judge_calibrate's figures per output, computed once (cases_judge_output): a case's
      * outputs are judged against the same calibration by its second run and by every re-check
-     * of a timed output on its inputs. */
+     * of a timed output on its inputs; and the oracle's fingerprints. For a large output both
+     * are computed while the candidate's worker runs the case (cases.c, reference_passes). */
     ref_calib *calib;
     int ncalib;
 } ref_runs;

@@ -356,22 +356,45 @@ static void *task_main(void *arg) {
     return NULL;
 }
 
+/* Start t on a thread with every signal blocked: 1, or 0 where no thread could be made. */
+static int task_thread(const kbv_task *t, pthread_t *th) {
+    sigset_t all, prev;
+    if (sigfillset(&all) != 0 || pthread_sigmask(SIG_BLOCK, &all, &prev) != 0) return 0;
+    /* the thread inherits the blocked mask: signals stay the caller's to handle */
+    int ok = pthread_create(th, NULL, task_main, (void *)t) == 0;
+    pthread_sigmask(SIG_SETMASK, &prev, NULL);
+    return ok;
+}
+
 void kbv_parallel(const kbv_task *tasks, int n, int par) {
     pthread_t th[KBV_PARALLEL_MAX];
     int started[KBV_PARALLEL_MAX] = {0};
     if (n > KBV_PARALLEL_MAX) n = KBV_PARALLEL_MAX;
-    sigset_t all, prev;
-    int masked = par && n > 1 && sigfillset(&all) == 0 && pthread_sigmask(SIG_BLOCK, &all, &prev) == 0;
     for (int i = 0; i < n - 1; i++) {
         if (!tasks[i].fn) continue;
-        /* the thread inherits the blocked mask: signals stay the caller's to handle */
-        started[i] = masked && pthread_create(&th[i], NULL, task_main, (void *)&tasks[i]) == 0;
+        started[i] = par && task_thread(&tasks[i], &th[i]);
         if (!started[i]) tasks[i].fn(tasks[i].arg);
     }
-    if (masked) pthread_sigmask(SIG_SETMASK, &prev, NULL);
     if (n > 0 && tasks[n - 1].fn) tasks[n - 1].fn(tasks[n - 1].arg);
     for (int i = 0; i < n - 1; i++)
         if (started[i]) pthread_join(th[i], NULL);
+}
+
+void kbv_async_start(kbv_async *a, void (*fn)(void *arg), void *arg) {
+    _Static_assert(sizeof(pthread_t) <= sizeof a->th, "pthread_t in kbv_async");
+    pthread_t th;
+    a->task = (kbv_task){fn, arg};
+    a->started = task_thread(&a->task, &th);
+    if (a->started) memcpy(&a->th, &th, sizeof th);
+    else fn(arg);
+}
+
+void kbv_async_join(kbv_async *a) {
+    if (!a->started) return;
+    pthread_t th;
+    memcpy(&th, &a->th, sizeof th);
+    pthread_join(th, NULL);
+    a->started = 0;
 }
 
 int kbv_gpulock_open(kbv_gpulock *l, const char *path, kbv_err *err) {

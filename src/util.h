@@ -113,6 +113,17 @@ typedef struct kbv_task {
     void *arg;
 } kbv_task;
 void kbv_parallel(const kbv_task *tasks, int n, int par);
+/* One task started on a thread of its own (signals blocked there) and joined later, while the
+ * caller does other work that touches nothing the task writes. Where no thread can be made, it
+ * runs at once on the caller's. The task struct lives in *a until kbv_async_join, which every
+ * kbv_async_start must be matched by (a zeroed kbv_async joins as nothing). */
+typedef struct kbv_async {
+    kbv_task task;
+    unsigned long th; /* pthread_t */
+    int started;
+} kbv_async;
+void kbv_async_start(kbv_async *a, void (*fn)(void *arg), void *arg);
+void kbv_async_join(kbv_async *a);
 
 /* A GPU shared by several evaluations (`kbv run --jobs N` on one GPU): a readers-writer
  * lock on a file, writer first. Timing holds it exclusive, from kbv_gpulock_set(l, 2) until

@@ -115,7 +115,7 @@ static void test_gpulock(void) {
     unlink(path), unlink(turn), rmdir(dir);
 }
 
-/* kbv_parallel: every task once; with par, all but the last on threads of their own, at the
+/* kbv_parallel and kbv_async: every task once; with par, all but the last on threads of their own, at the
  * same time (each waits, up to 5 s, until all have started), with signals blocked there; the
  * last on the caller's. Without par, all on the caller's, in order. A NULL fn is skipped. */
 typedef struct par_task {
@@ -163,6 +163,20 @@ static void test_parallel(void) {
         CHECK(blocked);
         CHECK(in_order);
     }
+    /* kbv_async: the task runs while the caller goes on (it waits for the caller's go), on a
+     * thread of its own with signals blocked; joined, it has run once. */
+    atomic_int go = 0, order = 0;
+    par_task at = {.started = &go, .order = &order, .n = 2};
+    kbv_async a = {0};
+    kbv_async_start(&a, par_fn, &at);
+    CHECK(a.started);
+    atomic_fetch_add(&go, 1); /* the caller's part: the task sees 2 only if it runs meanwhile */
+    kbv_async_join(&a);
+    CHECK(at.ran == 1 && at.saw_all && at.sigint_blocked && !pthread_equal(at.self, pthread_self()));
+    kbv_async_join(&a); /* joined twice, or never started: nothing */
+    kbv_async none = {0};
+    kbv_async_join(&none);
+    CHECK(!a.started && !none.started);
 }
 
 int main(void) {
