@@ -278,7 +278,7 @@ static double runs_limit(const judge_calib *cal, int *exact) {
  * thread while the candidate's worker runs the case (candidate_case), and judge_case then
  * finds them done: the candidate's commands and kbv's reading of the reference side overlap.
  * The thread writes only rr's calibrations, which nothing reads until it is joined, and is
- * joined before anything else happens to the case (no worker starts meanwhile: util.h). */
+ * joined before anything else reads or frees the case. */
 static int large_outputs(const ref_runs *rr) {
     for (int k = 0; k < rr->oracle.n; k++)
         if (kbv_tensor_numel(&rr->oracle.t[k]) >= JUDGE_PARALLEL_MIN) return 1;

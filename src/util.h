@@ -106,9 +106,8 @@ void kbv_stem(const char *path, char *out, size_t outlen);
  * 0 to n - 2 on threads of their own, with every signal blocked, and the last on the caller's;
  * with par 0, or where a thread cannot be made, on the caller's in order. A task's fn NULL is
  * skipped. Returns once every task has returned. Each task must touch only what no other one
- * writes: which thread ran what changes no result. At most KBV_PARALLEL_MAX tasks. No worker
- * may be started while a task runs: clone() into a new user namespace (proc.c) refuses a
- * process with more than one thread, and the worker would get a weaker sandbox. */
+ * writes: which thread ran what changes no result. At most KBV_PARALLEL_MAX tasks. Tasks
+ * compute only: they start no process, take no lock and write no file. */
 #define KBV_PARALLEL_MAX 8
 typedef struct kbv_task {
     void (*fn)(void *arg);
