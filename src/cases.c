@@ -223,11 +223,12 @@ void cases_judge_output(const eval_ctx *c, ref_runs *rr, int k, const kbv_tensor
 /* The passes over output k of a case's two runs. Each reads its tensors once and adds its
  * sums in index order (judge.c); none reads what another writes, so for a large output they
  * run at once (kbv_parallel) in two waves, and the figures are the same to the bit as one
- * after the other: first the calibration (once per case), the two runs' difference and the
- * fingerprints of the first run and the oracle; then the first run against the oracle and,
- * where the second must pass on its own (an output PyTorch rounds, the runs not differing),
- * the second, which counts only if the first passed. On an H100 host a 1 GiB output's
- * judgement took 6-7.5 s a case one pass after the other (BENCHMARKS.md, call GA). */
+ * after the other: first the two runs' difference, the first run's fingerprint and, unless
+ * reference_passes (below) made them beside the candidate's runs, the calibration and the
+ * oracle's fingerprint; then the first run against the oracle and, where the second must pass
+ * on its own (an output PyTorch rounds, the runs not differing), the second, which counts only
+ * if the first passed. On an H100 host a 1 GiB output's judgement took 6-7.5 s a case one pass
+ * after the other (BENCHMARKS.md, call GA). */
 #define JUDGE_PARALLEL_MIN (1 << 20) /* elements of the oracle's output (relu's 128 x 8192 in CI) */
 
 typedef struct out_judge {
@@ -266,8 +267,8 @@ static void oj_judge2(void *a) {
     judge_calibrated(&j->rr->oracle.t[j->k], &j->rr->strict.t[j->k], &j->rr->tf32.t[j->k], &j->cal, j->x2, &j->jr2);
 }
 
-/* Whether the two runs' outputs are exact copies of each other's kind: PyTorch's fp32 result
- * exact (no order to vary) gives 1% of the tolerance, else the tolerance (judge_case). */
+/* The limit on the two runs' difference: 1% of the tolerance where PyTorch's fp32 result is
+ * exact (*exact set: no order to vary), else the tolerance (judge_case says why). */
 static double runs_limit(const judge_calib *cal, int *exact) {
     *exact = !(cal->strict.norm_rel > 0);
     return *exact ? 0.01 * cal->tol_norm : cal->tol_norm;
@@ -295,9 +296,15 @@ static void reference_passes(void *arg) {
 }
 
 static void judge_output_passes(out_judge *j) {
-    int par = kbv_tensor_numel(&j->rr->oracle.t[j->k]) >= JUDGE_PARALLEL_MIN;
-    kbv_task wave1[4] = {{j->x2 ? oj_diff : NULL, j}, {oj_fp1, j}, {oj_fpo, j}, {oj_calibrate, j}};
-    kbv_parallel(wave1, 4, par);
+    int par = kbv_tensor_numel(&j->rr->oracle.t[j->k]) >= JUDGE_PARALLEL_MIN, n = 0;
+    const ref_calib *rc = j->k < j->rr->ncalib ? &j->rr->calib[j->k] : NULL;
+    int ready = rc && rc->done && rc->fp_done; /* kept from reference_passes: taken here, no thread */
+    if (ready) oj_calibrate(j), oj_fpo(j);
+    kbv_task wave1[4];
+    if (j->x2) wave1[n++] = (kbv_task){oj_diff, j};
+    wave1[n++] = (kbv_task){oj_fp1, j};
+    if (!ready) wave1[n++] = (kbv_task){oj_fpo, j}, wave1[n++] = (kbv_task){oj_calibrate, j};
+    kbv_parallel(wave1, n, par);
     int exact;
     double lim = runs_limit(&j->cal, &exact);
     int second = j->x2 && !exact && !(j->diff.nonfinite_mismatch || j->diff.norm_rel > lim);
