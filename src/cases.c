@@ -182,26 +182,32 @@ static int oracle_valid(eval_ctx *c, const ref_runs *rr, int nominal, char *why,
     return 1;
 }
 
+/* Where output k's figures are kept in rr (made on first use), or NULL without memory for it. */
+static ref_calib *calib_slot(ref_runs *rr, int k) {
+    if (!rr->calib && rr->oracle.n > 0 && (rr->calib = calloc((size_t)rr->oracle.n, sizeof *rr->calib))) rr->ncalib = rr->oracle.n;
+    return k < rr->ncalib ? &rr->calib[k] : NULL;
+}
+
 /* Output k's calibration into *cal: kept in rr once computed (returns 1), or, without memory
  * to keep it, computed each time (returns 0). */
 static int case_calibration(ref_runs *rr, int k, judge_calib *cal) {
-    if (!rr->calib && rr->oracle.n > 0 && (rr->calib = calloc((size_t)rr->oracle.n, sizeof *rr->calib))) rr->ncalib = rr->oracle.n;
-    if (k < rr->ncalib && rr->calib[k].done) {
-        *cal = rr->calib[k].cal;
+    ref_calib *slot = calib_slot(rr, k);
+    if (slot && slot->done) {
+        *cal = slot->cal;
         return 1;
     }
     judge_calibrate(&rr->oracle.t[k], &rr->tf32.t[k], &rr->strict.t[k], cal);
-    if (k >= rr->ncalib) return 0;
-    rr->calib[k].cal = *cal, rr->calib[k].done = 1;
+    if (!slot) return 0;
+    slot->cal = *cal, slot->done = 1;
     return 1;
 }
 
 /* Output k's oracle fingerprint, kept beside its calibration where there is memory for it. */
 static uint64_t case_oracle_print(ref_runs *rr, int k) {
-    if (!rr->calib && rr->oracle.n > 0 && (rr->calib = calloc((size_t)rr->oracle.n, sizeof *rr->calib))) rr->ncalib = rr->oracle.n;
-    if (k < rr->ncalib && rr->calib[k].fp_done) return rr->calib[k].oracle_fp;
+    ref_calib *slot = calib_slot(rr, k);
+    if (slot && slot->fp_done) return slot->oracle_fp;
     uint64_t fp = gen_fingerprint_host(rr->oracle.t[k].data, rr->oracle.t[k].nbytes);
-    if (k < rr->ncalib) rr->calib[k].oracle_fp = fp, rr->calib[k].fp_done = 1;
+    if (slot) slot->oracle_fp = fp, slot->fp_done = 1;
     return fp;
 }
 

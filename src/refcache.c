@@ -52,6 +52,15 @@ int refcache_keeps(long long bytes, int records, int total, long long cap) {
     return (double)bytes / records * total <= (double)cap;
 }
 
+/* This evaluation's folder for the problem, renamed to cache.dir on publishing: 0, or -1 (and
+ * no folder) where it cannot be made. */
+static int make_tmp(eval_ctx *c) {
+    snprintf(c->cache.tmp, sizeof c->cache.tmp, "%s.%ld", c->cache.dir, (long)getpid());
+    if (mkdir(c->cache.tmp, 0700) == 0) return 0;
+    c->cache.tmp[0] = '\0';
+    return -1;
+}
+
 void refcache_open(eval_ctx *c) {
     if (!c->o->ref_cache || !c->o->candidate) return;
     const char *fs = json_string_value(json_object_get(c->r->sandbox, "filesystem"));
@@ -83,11 +92,7 @@ void refcache_open(eval_ctx *c) {
     if (!refcache_room(kbv_tree_bytes(c->o->ref_cache), avail)) return;
     c->cache.cap = refcache_problem_cap(avail);
     if (c->o->ref_cache_max_bytes >= 0 && c->o->ref_cache_max_bytes < c->cache.cap) c->cache.cap = c->o->ref_cache_max_bytes;
-    snprintf(c->cache.tmp, sizeof c->cache.tmp, "%s.%ld", c->cache.dir, (long)getpid());
-    if (mkdir(c->cache.tmp, 0700) < 0) {
-        c->cache.tmp[0] = '\0';
-        return;
-    }
+    if (make_tmp(c) < 0) return;
     c->cache.cases = json_object();
 }
 
@@ -196,11 +201,7 @@ void refcache_publish(eval_ctx *c) {
     char index[PATH_MAX + 128];
     json_t *idx = NULL;
     if (c->cache.dropped && c->cache.dir[0]) { /* a folder of its own again, for the index alone */
-        snprintf(c->cache.tmp, sizeof c->cache.tmp, "%s.%ld", c->cache.dir, (long)getpid());
-        if (mkdir(c->cache.tmp, 0700) < 0) {
-            c->cache.tmp[0] = '\0';
-            return;
-        }
+        if (make_tmp(c) < 0) return;
         idx = json_pack("{s:b, s:I}", "dropped", 1, "cap", (json_int_t)c->cache.cap);
     } else if (c->cache.cases && c->cache.tmp[0]) {
         idx = json_pack("{s:O}", "cases", c->cache.cases);

@@ -366,35 +366,25 @@ static int task_thread(const kbv_task *t, pthread_t *th) {
     return ok;
 }
 
-void kbv_parallel(const kbv_task *tasks, int n, int par) {
-    pthread_t th[KBV_PARALLEL_MAX];
-    int started[KBV_PARALLEL_MAX] = {0};
-    if (n > KBV_PARALLEL_MAX) n = KBV_PARALLEL_MAX;
-    for (int i = 0; i < n - 1; i++) {
-        if (!tasks[i].fn) continue;
-        started[i] = par && task_thread(&tasks[i], &th[i]);
-        if (!started[i]) tasks[i].fn(tasks[i].arg);
-    }
-    if (n > 0 && tasks[n - 1].fn) tasks[n - 1].fn(tasks[n - 1].arg);
-    for (int i = 0; i < n - 1; i++)
-        if (started[i]) pthread_join(th[i], NULL);
-}
-
 void kbv_async_start(kbv_async *a, void (*fn)(void *arg), void *arg) {
-    _Static_assert(sizeof(pthread_t) <= sizeof a->th, "pthread_t in kbv_async");
-    pthread_t th;
     a->task = (kbv_task){fn, arg};
-    a->started = task_thread(&a->task, &th);
-    if (a->started) memcpy(&a->th, &th, sizeof th);
-    else fn(arg);
+    a->started = task_thread(&a->task, &a->th);
+    if (!a->started) fn(arg);
 }
 
 void kbv_async_join(kbv_async *a) {
-    if (!a->started) return;
-    pthread_t th;
-    memcpy(&th, &a->th, sizeof th);
-    pthread_join(th, NULL);
+    if (a->started) pthread_join(a->th, NULL);
     a->started = 0;
+}
+
+void kbv_parallel(const kbv_task *tasks, int n, int par) {
+    kbv_async a[KBV_PARALLEL_MAX] = {0};
+    if (n > KBV_PARALLEL_MAX) n = KBV_PARALLEL_MAX;
+    for (int i = 0; i < n - 1; i++)
+        if (tasks[i].fn && par) kbv_async_start(&a[i], tasks[i].fn, tasks[i].arg);
+        else if (tasks[i].fn) tasks[i].fn(tasks[i].arg);
+    if (n > 0 && tasks[n - 1].fn) tasks[n - 1].fn(tasks[n - 1].arg);
+    for (int i = 0; i < n - 1; i++) kbv_async_join(&a[i]);
 }
 
 int kbv_gpulock_open(kbv_gpulock *l, const char *path, kbv_err *err) {

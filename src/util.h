@@ -8,6 +8,7 @@
 
 #define KBV_VERSION "0.2.0" /* kbv's version, in results and `kbv version` */
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -120,7 +121,7 @@ void kbv_parallel(const kbv_task *tasks, int n, int par);
  * kbv_async_start must be matched by (a zeroed kbv_async joins as nothing). */
 typedef struct kbv_async {
     kbv_task task;
-    unsigned long th; /* pthread_t */
+    pthread_t th;
     int started;
 } kbv_async;
 void kbv_async_start(kbv_async *a, void (*fn)(void *arg), void *arg);
