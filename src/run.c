@@ -1168,11 +1168,16 @@ static void times_report(const run_opts *o, const run_times *t, long long run_id
                       : -1;
     double self = kbv_cpu_seconds(RUSAGE_SELF) - t->cpu_self0, all = self + kbv_cpu_seconds(RUSAGE_CHILDREN) - t->cpu_children0;
     double kbv_share = cores > 0 && wall > 0 ? all / (wall * (double)cores) : -1;
-    json_t *c = json_pack("{s:i, s:o, s:f, s:o, s:f, s:i, s:o, s:f, s:f, s:f}", "cores", (int)cores, "host_busy_share",
+    /* The CPU's own bound on the rate: all of kbv's core-seconds over the evaluations stored,
+     * on every core all the time (compiles ahead for entries not stored yet count too, so a
+     * run cut short states its cost high and its ceiling low). */
+    double per_stored = t->nevals > 0 && all > 0 ? all / t->nevals : -1, ceiling = per_stored > 0 && cores > 0 ? (double)cores * 3600 / per_stored : -1;
+    json_t *c = json_pack("{s:i, s:o, s:f, s:o, s:f, s:i, s:o, s:f, s:f, s:f, s:o, s:o}", "cores", (int)cores, "host_busy_share",
                           host >= 0 ? json_real(host) : json_null(), "kbv_s", all, "kbv_share", kbv_share >= 0 ? json_real(kbv_share) : json_null(),
                           "evaluations_s", t->cpu_evals, "evaluations", t->neval_cpu, "per_evaluation_s",
                           t->neval_cpu ? json_real(t->cpu_evals / t->neval_cpu) : json_null(), "compile_ahead_s", t->cpu_ahead, "headers_s",
-                          t->cpu_pch, "kbv_run_s", self);
+                          t->cpu_pch, "kbv_run_s", self, "per_stored_s", per_stored > 0 ? json_real(per_stored) : json_null(), "ceiling_per_hour",
+                          ceiling > 0 ? json_real(ceiling) : json_null());
     json_t *ph = json_object(), *j = json_pack("{s:I, s:s, s:f, s:i, s:f, s:f, s:i}", "run", (json_int_t)run_id, "uuid", uuid, "wall_s", wall,
                                                "evaluations", t->nevals, "per_hour", per_h, "evaluations_wall_s", t->eval_wall, "gpus", t->ngpus);
     for (int k = 0; ph && k < PHASE_COUNT; k++) json_object_set_new(ph, kbv_phase_names[k], json_real(t->phase[k]));
@@ -1222,6 +1227,9 @@ static void times_report(const run_opts *o, const run_times *t, long long run_id
     if (t->cpu_ahead > 0) fprintf(stderr, "; compiles ahead %.0f s", t->cpu_ahead);
     if (t->cpu_pch > 0) fprintf(stderr, "; headers %.0f s", t->cpu_pch);
     fprintf(stderr, "; kbv run itself %.0f s\n", self);
+    if (ceiling > 0)
+        fprintf(stderr, "kbv run: CPU ceiling: %.0f core-s a stored evaluation, all included: %ld cores allow at most %.0f/h\n", per_stored, cores,
+                ceiling);
 }
 
 int run_main(const run_opts *opts, kbv_err *err) {

@@ -107,6 +107,11 @@ else
         -v ne="$(num .cpu.evaluations)" -v pe="$(num .cpu.per_evaluation_s)" -v a="$(num .cpu.compile_ahead_s)" -v r="$(num .cpu.kbv_run_s)" \
         'BEGIN { exit !(c == n && h > 0 && h <= 1 && ne == 4 && e > 0 && pe > 0 && (pe - e / 4) ^ 2 < 0.01 && a > 1 && r > 0 && k + 0.1 >= e + a + r) }' &&
         ok "the CPU: the machine's busy share, kbv's core-seconds (evaluations, compiles ahead, kbv run) add up" || not_ok "the CPU figures" "$(num .cpu)"
+    awk -v c="$(num .cpu.cores)" -v k="$(num .cpu.kbv_s)" -v ps="$(num .cpu.per_stored_s)" -v ce="$(num .cpu.ceiling_per_hour)" \
+        'BEGIN { exit !(ps > 0 && (ps * 4 - k) ^ 2 < 0.01 && ce > 0 && (ce - c * 3600 / ps) ^ 2 < 0.01) }' &&
+        grep -q "^kbv run: CPU ceiling: [0-9]* core-s a stored evaluation, all included: $(nproc) cores allow at most [0-9]*/h" "$tmp/p.err" &&
+        ok "the CPU ceiling: kbv's core-seconds per stored evaluation and the rate the cores allow ($(num .cpu.ceiling_per_hour | cut -d. -f1)/h)" ||
+        not_ok "the CPU ceiling" "$(num .cpu)"
     # Each result's own: kbv's and its workers' CPU, and each worker's start and load.
     ck=$(sqlite3 "$tmp/p.db" "select count(*) from evaluations where json_extract(result, '\$.cpu_s.workers') > 0.5 and json_extract(result, '\$.cpu_s.kbv') > 0 and json_extract(result, '\$.steps_s.\"candidate.start\".cpu_s') > 0 and json_extract(result, '\$.steps_s.\"reference.start\".cpu_s') > 0 and json_extract(result, '\$.steps_s.\"candidate.load_candidate\".cpu_s') >= 0")
     [ "$ck" = 4 ] && ok "every result has its CPU seconds (kbv, workers) and its workers' start and load CPU" ||
