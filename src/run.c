@@ -1171,7 +1171,8 @@ static void times_report(const run_opts *o, const run_times *t, long long run_id
     /* The CPU's own bound on the rate: all of kbv's core-seconds over the evaluations stored,
      * on every core all the time (compiles ahead for entries not stored yet count too, so a
      * run cut short states its cost high and its ceiling low). */
-    double per_stored = t->nevals > 0 && all > 0 ? all / t->nevals : -1, ceiling = per_stored > 0 && cores > 0 ? (double)cores * 3600 / per_stored : -1;
+    double per_stored = t->nevals > 0 && all > 0 ? all / t->nevals : -1;
+    double ceiling = per_stored > 0 && cores > 0 ? (double)cores * 3600 / per_stored : -1;
     json_t *c = json_pack("{s:i, s:o, s:f, s:o, s:f, s:i, s:o, s:f, s:f, s:f, s:o, s:o}", "cores", (int)cores, "host_busy_share",
                           host >= 0 ? json_real(host) : json_null(), "kbv_s", all, "kbv_share", kbv_share >= 0 ? json_real(kbv_share) : json_null(),
                           "evaluations_s", t->cpu_evals, "evaluations", t->neval_cpu, "per_evaluation_s",
